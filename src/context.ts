@@ -1,0 +1,16 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Caller } from './auth/caller.ts';
+import type { Config } from './config.ts';
+import type { Services } from './services/index.ts';
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    config: Config;
+    caller: Caller;
+    services: Services;
+  };
+}
+
+export type App = OpenAPIHono<AppEnv>;

@@ -1,0 +1,15 @@
+import { createMiddleware } from 'hono/factory';
+import type { AppEnv } from '../context.ts';
+import { connect } from '../db/client.ts';
+import { buildServices } from '../services/index.ts';
+
+/** One database client per request; it is closed after the response, off the critical path. */
+export const provideServices = createMiddleware<AppEnv>(async (c, next) => {
+  const sql = connect(c.get('config').HYPERDRIVE.connectionString);
+  c.set('services', buildServices(sql));
+  try {
+    await next();
+  } finally {
+    c.executionCtx.waitUntil(sql.end({ timeout: 5 }));
+  }
+});

@@ -1,0 +1,93 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App } from '../context.ts';
+import {
+  CollectionSchema,
+  CreateCollectionSchema,
+  DeletedSchema,
+  DocumentSchema,
+  ListedCollectionSchema,
+  RetrievalConfigSchema,
+} from '../schemas/collections.ts';
+import { CollectionParams, json } from '../schemas/common.ts';
+import { authErrors, errorResponses } from '../schemas/error.ts';
+
+const tags = ['Collections'];
+const params = CollectionParams;
+
+const create = createRoute({
+  method: 'post',
+  path: '/collections',
+  tags,
+  summary: 'Create a collection',
+  request: { body: { required: true, content: { 'application/json': { schema: CreateCollectionSchema } } } },
+  responses: { 200: json(CollectionSchema, 'The created collection'), ...errorResponses(...authErrors) },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/collections',
+  tags,
+  summary: 'List owned and shared collections',
+  description: 'Newest first. Collections shared with the caller carry `shared: true` and `permission`.',
+  responses: { 200: json(z.array(ListedCollectionSchema), 'Collections'), ...errorResponses(...authErrors) },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/collections/{id}',
+  tags,
+  summary: 'Delete a collection (owner only)',
+  description: 'Cascades to shares, memberships, chat sessions and messages.',
+  request: { params },
+  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404) },
+});
+
+const getConfig = createRoute({
+  method: 'get',
+  path: '/collections/{id}/config',
+  tags,
+  summary: 'Read the retrieval config (admin only)',
+  request: { params },
+  responses: { 200: json(RetrievalConfigSchema, 'Stored config merged over defaults'), ...errorResponses(...authErrors, 403, 404) },
+});
+
+const putConfig = createRoute({
+  method: 'put',
+  path: '/collections/{id}/config',
+  tags,
+  summary: 'Replace the retrieval config (admin only)',
+  description: 'Both fields are required. A new `chunk_size` applies to documents ingested afterwards.',
+  request: { params, body: { required: true, content: { 'application/json': { schema: RetrievalConfigSchema } } } },
+  responses: { 200: json(RetrievalConfigSchema, 'The stored config'), ...errorResponses(...authErrors, 403, 404) },
+});
+
+const documents = createRoute({
+  method: 'get',
+  path: '/collections/{id}/documents',
+  tags,
+  summary: 'List documents (owner or member)',
+  request: { params },
+  responses: { 200: json(z.array(DocumentSchema), 'Documents'), ...errorResponses(...authErrors, 403, 404) },
+});
+
+export function registerCollectionRoutes(app: App) {
+  app.openapi(create, async (c) => {
+    const { name } = c.req.valid('json');
+    return c.json(await c.var.services.collections.create(c.var.caller, name), 200);
+  });
+  app.openapi(list, async (c) => c.json(await c.var.services.collections.list(c.var.caller), 200));
+  app.openapi(remove, async (c) => {
+    const deleted = await c.var.services.collections.delete(c.var.caller, c.req.valid('param').id);
+    return c.json({ deleted }, 200);
+  });
+  app.openapi(getConfig, async (c) =>
+    c.json(await c.var.services.collections.getConfig(c.var.caller, c.req.valid('param').id), 200),
+  );
+  app.openapi(putConfig, async (c) => {
+    const config = await c.var.services.collections.putConfig(c.var.caller, c.req.valid('param').id, c.req.valid('json'));
+    return c.json(config, 200);
+  });
+  app.openapi(documents, async (c) =>
+    c.json(await c.var.services.collections.listDocuments(c.var.caller, c.req.valid('param').id), 200),
+  );
+}

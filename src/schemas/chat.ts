@@ -1,0 +1,51 @@
+import { z } from '@hono/zod-openapi';
+import { Id, Permission, Timestamp } from './common.ts';
+
+const Title = z.string().trim().min(1).max(100);
+
+export const SessionSchema = z
+  .object({
+    id: Id,
+    title: z.string().nullable().openapi({ description: 'Null until set, or until the first question names it' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi('ChatSession');
+
+export const CreateSessionSchema = z.object({ title: Title.optional() }).strict().openapi('CreateChatSession');
+export const RenameSessionSchema = z.object({ title: Title }).strict().openapi('RenameChatSession');
+
+export const SourceSchema = z
+  .object({
+    source: z.string(),
+    chunk_index: z.number().int(),
+    text: z.string(),
+    score: z.number(),
+    chunk_type: z.enum(['text', 'image_description']),
+    image_url: z.string().nullable(),
+  })
+  .openapi('Source');
+
+export const MessageSchema = z
+  .object({
+    id: Id,
+    role: z.enum(['user', 'assistant']),
+    content: z.string(),
+    sources: z.array(SourceSchema),
+    created_at: Timestamp,
+  })
+  .openapi('ChatMessage');
+
+export const ParticipantSchema = z
+  .object({
+    user_id: Id,
+    email: z.string().nullable(),
+    role: z.enum(['owner', 'member']),
+    permission: Permission.nullable().openapi({ description: 'A member’s permission; null for the owner' }),
+  })
+  .openapi('ChatMember');
+
+export const ShareSessionSchema = z
+  .object({ target_user_id: z.uuid().openapi({ description: 'The owner or a member of the collection' }) })
+  .strict()
+  .openapi('ShareChatSession');

@@ -1,0 +1,40 @@
+import { z } from '@hono/zod-openapi';
+import { RETRIEVAL_STRATEGIES } from '../services/collections.ts';
+import { Id, Permission, Timestamp } from './common.ts';
+
+export const RetrievalConfigSchema = z
+  .object({
+    chunk_size: z.number().int().min(100).max(8000).openapi({ description: 'Characters per chunk', example: 1000 }),
+    retrieval_strategy: z.enum(RETRIEVAL_STRATEGIES).openapi({ example: 'similarity' }),
+  })
+  .strict()
+  .openapi('RetrievalConfig', { description: 'The stored config merged over the defaults (1000, `similarity`).' });
+
+export const CollectionSchema = z
+  .object({
+    id: Id.openapi({ description: 'Also the vector namespace name' }),
+    name: z.string(),
+    config: z.record(z.string(), z.unknown()).openapi({ description: 'Stored retrieval config (may be partial)' }),
+    user_id: Id.openapi({ description: 'Owner' }),
+    created_at: Timestamp,
+  })
+  .openapi('Collection');
+
+export const ListedCollectionSchema = CollectionSchema.extend({
+  shared: z.literal(true).optional().openapi({ description: 'Present on collections shared with the caller' }),
+  permission: Permission.optional().openapi({ description: 'The caller’s permission on a shared collection' }),
+}).openapi('ListedCollection');
+
+export const CreateCollectionSchema = z
+  .object({ name: z.string().trim().min(1).max(200).openapi({ example: 'Research papers' }) })
+  .openapi('CreateCollection');
+
+export const DocumentSchema = z
+  .object({
+    id: Id,
+    open_url: z.string().openapi({ description: 'Signed 1-hour URL for uploads; the original URL for web pages' }),
+  })
+  .passthrough()
+  .openapi('Document');
+
+export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted');

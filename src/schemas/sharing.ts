@@ -1,0 +1,31 @@
+import { z } from '@hono/zod-openapi';
+import { CollectionSchema } from './collections.ts';
+import { Id, Permission, Timestamp } from './common.ts';
+
+export const ShareSchema = z
+  .object({
+    id: Id.openapi({ description: 'Used as `{share_id}` to revoke the link' }),
+    collection_id: Id,
+    share_token: z.string().openapi({ description: '256 random bits, base64url; joins with POST /collections/join/{share_token}' }),
+    permission: Permission,
+    created_at: Timestamp,
+  })
+  .openapi('Share');
+
+export const MemberSchema = z
+  .object({ user_id: Id, email: z.string().nullable(), permission: Permission, created_at: Timestamp })
+  .openapi('Member');
+
+export const CreateShareSchema = z.object({ permission: Permission }).openapi('CreateShare');
+
+export const SharesListingSchema = z
+  .object({ shares: z.array(ShareSchema), members: z.array(MemberSchema) })
+  .openapi('SharesListing');
+
+export const JoinResultSchema = z
+  .union([
+    z.object({ collection: CollectionSchema, permission: Permission }),
+    z.object({ already_owner: z.literal(true) }),
+    z.object({ already_member: z.literal(true), permission: Permission }),
+  ])
+  .openapi('JoinResult');

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { importJWK, type JWTPayload, SignJWT } from 'jose';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+
+export const stack = inject('stack');
+export const skipRealPostgres = stack.engine === 'skipped';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Calls the API worker over HTTP, as any client would. */
+export async function api<T = any>(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status: response.status, body: body as T, headers: response.headers };
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  token: string;
+  refreshToken: string;
+}
+
+/** Signs up through the devstack's GoTrue API, the way a script would. */
+export async function signUp(prefix = 'user'): Promise<TestUser> {
+  const email = `${prefix}-${randomUUID().slice(0, 8)}@example.com`;
+  const response = await fetch(`${stack.supabaseUrl}/auth/v1/signup`, {
+    method: 'POST',
+    headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
+  const session = (await response.json()) as { access_token: string; refresh_token: string; user: { id: string } };
+  if (!response.ok) throw new Error(`signup failed: ${response.status} ${JSON.stringify(session)}`);
+  return { id: session.user.id, email, token: session.access_token, refreshToken: session.refresh_token };
+}
+
+/** Sets app_metadata.is_admin through the admin API and signs in again for a token that carries it. */
+export async function makeAdmin(user: TestUser): Promise<TestUser> {
+  const update = await fetch(`${stack.supabaseUrl}/auth/v1/admin/users/${user.id}`, {
+    method: 'PUT',
+    headers: {
+      apikey: stack.serviceRoleKey,
+      Authorization: `Bearer ${stack.serviceRoleKey}`,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({ app_metadata: { is_admin: true } }),
+  });
+  if (!update.ok) throw new Error(`admin update failed: ${update.status}`);
+  const response = await fetch(`${stack.supabaseUrl}/auth/v1/token?grant_type=password`, {
+    method: 'POST',
+    headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: user.email, password: 'correct horse battery' }),
+  });
+  const session = (await response.json()) as { access_token: string; refresh_token: string };
+  return { ...user, token: session.access_token, refreshToken: session.refresh_token };
+}
+
+/** Mints a token with the devstack's own key (or another), for the bad-token cases. */
+export async function mintToken(
+  claims: JWTPayload,
+  options: { expiresIn?: string | number; kid?: string; key?: CryptoKey | Uint8Array; alg?: string; header?: Record<string, unknown> } = {},
+): Promise<string> {
+  const key = options.key ?? (await importJWK(JSON.parse(stack.privateJwk), 'ES256'));
+  const jwt = new SignJWT({ aud: 'authenticated', role: 'authenticated', iss: stack.issuer, ...claims })
+    .setProtectedHeader({ alg: options.alg ?? 'ES256', kid: options.kid ?? 'test-key-1', typ: 'JWT', ...options.header })
+    .setIssuedAt();
+  if (options.expiresIn !== undefined) jwt.setExpirationTime(options.expiresIn);
+  else jwt.setExpirationTime('1h');
+  return jwt.sign(key);
+}
+
+let sqlClient: postgres.Sql | undefined;
+
+/** Direct database access, to check what a request left behind. */
+export function db(): postgres.Sql {
+  sqlClient ??= postgres(stack.databaseUrl, { max: 2, onnotice: () => {} });
+  return sqlClient;
+}
+
+/**
+ * A fingerprint of every row that belongs to these users or their collections, to
+ * prove that a refused request changed nothing. Scoped, because other test files
+ * write to the same database at the same time.
+ */
+export async function snapshot(userIds: string[]): Promise<string> {
+  const [row] = await db()<{ fingerprint: string }[]>`
+    with cs as (
+      select * from collections where user_id = any(${userIds}::uuid[])
+    )
+    select md5(concat_ws('|',
+      (select string_agg(concat_ws(',', id, name, config::text), ';' order by id) from cs),
+      (select string_agg(concat_ws(',', id, share_token, permission), ';' order by id)
+         from collection_shares where collection_id in (select id from cs)),
+      (select string_agg(concat_ws(',', collection_id, user_id, permission), ';' order by collection_id, user_id)
+         from collection_members where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[])),
+      (select string_agg(concat_ws(',', id, collection_id, user_id, title, updated_at), ';' order by id)
+         from chat_sessions where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[])),
+      (select string_agg(concat_ws(',', m.id, m.content), ';' order by m.id)
+         from chat_messages m join chat_sessions s on s.id = m.session_id
+        where s.collection_id in (select id from cs) or s.user_id = any(${userIds}::uuid[]))
+    )) as fingerprint`;
+  return row?.fingerprint ?? '';
+}

@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Two runs of the same worker: against PGlite (what `npm run dev` uses) and, for the
+// concurrency tests, against the real PostgreSQL at TEST_DATABASE_URL.
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    projects: [
+      {
+        test: {
+          name: 'pglite',
+          root: 'test',
+          include: ['**/*.test.ts'],
+          globalSetup: ['support/global-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'postgres',
+          root: 'test',
+          include: ['api/concurrency.test.ts', 'api/sharing.test.ts'],
+          globalSetup: ['support/global-setup.ts'],
+        },
+      },
+    ],
+  },
+});
