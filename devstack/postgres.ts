@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { PGliteScheduler } from './pglite-scheduler.ts';
 
 export interface RunningPostgres {
   /** Connection string for clients; it always carries a password because wrangler's Hyperdrive insists on one. */
@@ -24,18 +26,43 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
   }
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const db = await PGlite.create(options.dataDir ?? 'memory://');
-  // PGlite runs one query at a time; the socket server queues the rest, and more
-  // than one connection is needed for the worker, the auth server and the pool.
-  const server = new PGLiteSocketServer({ db, host: options.host, port: options.port, maxConnections: 64 });
-  await server.start();
+  const server = await serveWireProtocol(db, options.host, options.port);
   return {
     url: `postgres://postgres:postgres@${options.host}:${options.port}/postgres`,
     engine: 'pglite',
     stop: async () => {
-      await server.stop();
+      await new Promise((resolve) => server.close(resolve));
       await db.close();
     },
   };
+}
+
+/**
+ * pglite-socket's handler speaks the wire protocol for each connection; the
+ * scheduler decides whose turn it is on PGlite's single session.
+ */
+async function serveWireProtocol(db: PGlite, host: string, port: number): Promise<Server> {
+  const scheduler = new PGliteScheduler(db);
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    // The handler only calls enqueue, clearQueueForHandler, clearTransactionIfNeeded and getQueueLength.
+    const handler = new PGLiteSocketHandler({ queryQueue: scheduler as never, closeOnDetach: true });
+    void handler.attach(socket);
+  });
+  server.maxConnections = 128;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const close = server.close.bind(server);
+  // Clients such as wrangler keep their connections open; stopping must not wait on them.
+  server.close = (callback) => {
+    for (const socket of sockets) socket.destroy();
+    return close(callback);
+  };
+  return server;
 }
 
 function withPassword(databaseUrl: string): string {

@@ -2,9 +2,9 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
 import { createAuthApp } from './auth/app.ts';
-import { loadKeys, type DevstackKeys } from './keys.ts';
+import { type DevstackKeys, loadKeys } from './keys.ts';
 import { migrate } from './migrate.ts';
-import { startPostgres, type RunningPostgres } from './postgres.ts';
+import { type RunningPostgres, startPostgres } from './postgres.ts';
 
 export interface DevstackOptions {
   dataDir: string;
@@ -44,7 +44,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     host,
     port: options.postgresPort ?? 54322,
   });
-  const sql = postgres(pg.url, { max: 4, onnotice: () => {} });
+  // Named prepared statements would collide on PGlite's single shared session.
+  const sql = postgres(pg.url, { max: 4, prepare: false, onnotice: () => {} });
   try {
     await migrate(sql, log);
   } catch (error) {

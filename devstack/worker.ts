@@ -30,17 +30,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const host = options.host ?? '127.0.0.1';
   const args = [
     'dev',
-    '--config', options.config,
-    '--ip', host,
-    '--port', String(options.port),
-    '--inspector-port', String(await freePort()),
+    '--config',
+    options.config,
+    '--ip',
+    host,
+    '--port',
+    String(options.port),
+    '--inspector-port',
+    String(await freePort()),
     '--show-interactive-dev-session=false',
     ...(options.persistTo ? ['--persist-to', options.persistTo] : []),
     ...Object.entries(options.vars).flatMap(([key, value]) => ['--var', `${key}:${value}`]),
   ];
-  const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false',
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    WRANGLER_SEND_METRICS: 'false',
     // The closed network makes wrangler's Request.cf look-up fail loudly at every start.
-    CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  };
   for (const [binding, url] of Object.entries(options.hyperdrive ?? {})) {
     env[`CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_${binding}`] = url;
   }

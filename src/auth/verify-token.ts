@@ -62,7 +62,10 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
     if (error instanceof errors.JWTExpired) throw new AppError('token_expired', 'Token expired');
     // With keys cached, an unreachable provider only means the kid is unknown.
     if ((error instanceof JwksUnavailable || error instanceof errors.JWKSTimeout) && !keySet.jwks()) {
-      throw new AppError('service_unavailable', 'Authentication is temporarily unavailable: the identity provider cannot be reached');
+      throw new AppError(
+        'service_unavailable',
+        'Authentication is temporarily unavailable: the identity provider cannot be reached',
+      );
     }
     throw invalidToken();
   }

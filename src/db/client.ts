@@ -10,6 +10,9 @@ export type Tx = postgres.TransactionSql;
 export function connect(connectionString: string): Sql {
   return postgres(connectionString, {
     max: 4,
+    // Unnamed statements only: Hyperdrive pools server connections between clients,
+    // and the devstack's PGlite has a single session that every connection shares.
+    prepare: false,
     fetch_types: false,
     connect_timeout: 10,
     idle_timeout: 5,

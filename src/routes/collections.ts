@@ -48,7 +48,10 @@ const getConfig = createRoute({
   tags,
   summary: 'Read the retrieval config (admin only)',
   request: { params },
-  responses: { 200: json(RetrievalConfigSchema, 'Stored config merged over defaults'), ...errorResponses(...authErrors, 403, 404) },
+  responses: {
+    200: json(RetrievalConfigSchema, 'Stored config merged over defaults'),
+    ...errorResponses(...authErrors, 403, 404),
+  },
 });
 
 const putConfig = createRoute({

@@ -1,5 +1,5 @@
-import script from 'swagger-ui-dist/swagger-ui-bundle.js';
 import styles from 'swagger-ui-dist/swagger-ui.css';
+import script from 'swagger-ui-dist/swagger-ui-bundle.js';
 import type { App } from '../context.ts';
 
 const PAGE = `<!doctype html>

@@ -4,8 +4,7 @@ export const Timestamp = z.string().openapi({ format: 'date-time', example: '202
 export const Id = z.string().openapi({ format: 'uuid', example: '3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f' });
 export const Permission = z.enum(['query', 'ingest']).openapi('Permission');
 
-export const pathParam = (name: string, description: string) =>
-  z.string().openapi({ param: { name, in: 'path' }, description });
+export const pathParam = (name: string, description: string) => z.string().openapi({ param: { name, in: 'path' }, description });
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,

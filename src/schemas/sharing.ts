@@ -6,7 +6,9 @@ export const ShareSchema = z
   .object({
     id: Id.openapi({ description: 'Used as `{share_id}` to revoke the link' }),
     collection_id: Id,
-    share_token: z.string().openapi({ description: '256 random bits, base64url; joins with POST /collections/join/{share_token}' }),
+    share_token: z
+      .string()
+      .openapi({ description: '256 random bits, base64url; joins with POST /collections/join/{share_token}' }),
     permission: Permission,
     created_at: Timestamp,
   })

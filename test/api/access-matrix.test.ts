@@ -119,7 +119,9 @@ const badTokens: { name: string; header: (cast: Cast) => Promise<string | undefi
     name: 'tampered payload',
     header: async (c) => {
       const [h, , s] = c.memberQuery.token.split('.');
-      const forged = Buffer.from(JSON.stringify({ sub: c.owner.id, aud: 'authenticated', exp: 4102444800 })).toString('base64url');
+      const forged = Buffer.from(JSON.stringify({ sub: c.owner.id, aud: 'authenticated', exp: 4102444800 })).toString(
+        'base64url',
+      );
       return `Bearer ${h}.${forged}.${s}`;
     },
     detail: 'Invalid token',
@@ -158,8 +160,7 @@ const badTokens: { name: string; header: (cast: Cast) => Promise<string | undefi
   },
   {
     name: 'jku header pointing elsewhere',
-    header: async (c) =>
-      `Bearer ${await mintToken({ sub: c.owner.id }, { header: { jku: 'http://127.0.0.1:1/evil.json' } })}`,
+    header: async (c) => `Bearer ${await mintToken({ sub: c.owner.id }, { header: { jku: 'http://127.0.0.1:1/evil.json' } })}`,
     detail: 'Invalid token',
   },
 ];
@@ -181,7 +182,11 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
         body: endpoint.body?.(fx, cast),
       });
       expect(response.status, token.name).toBe(401);
-      expect(response.body, token.name).toMatchObject({ detail: token.detail, code: expect.any(String), request_id: expect.any(String) });
+      expect(response.body, token.name).toMatchObject({
+        detail: token.detail,
+        code: expect.any(String),
+        request_id: expect.any(String),
+      });
       expect(await snapshot(users()), token.name).toBe(before);
     }
   });
@@ -203,18 +208,15 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
     }
   });
 
-  it.skipIf(!COLLECTION_SCOPED.has(endpoint))(
-    'answers 404 for a collection that does not exist, to every caller',
-    async () => {
-      const fx = await sharedCollection(cast);
-      const missing = { ...fx, collectionId: randomUUID() };
-      for (const role of ROLES) {
-        const response = await api(endpoint.method, endpoint.path(missing, cast), {
-          token: cast[role].token,
-          body: endpoint.body?.(missing, cast),
-        });
-        expect(response.status, role).toBe(404);
-      }
-    },
-  );
+  it.skipIf(!COLLECTION_SCOPED.has(endpoint))('answers 404 for a collection that does not exist, to every caller', async () => {
+    const fx = await sharedCollection(cast);
+    const missing = { ...fx, collectionId: randomUUID() };
+    for (const role of ROLES) {
+      const response = await api(endpoint.method, endpoint.path(missing, cast), {
+        token: cast[role].token,
+        body: endpoint.body?.(missing, cast),
+      });
+      expect(response.status, role).toBe(404);
+    }
+  });
 });

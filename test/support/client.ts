@@ -80,7 +80,13 @@ export async function makeAdmin(user: TestUser): Promise<TestUser> {
 /** Mints a token with the devstack's own key (or another), for the bad-token cases. */
 export async function mintToken(
   claims: JWTPayload,
-  options: { expiresIn?: string | number; kid?: string; key?: CryptoKey | Uint8Array; alg?: string; header?: Record<string, unknown> } = {},
+  options: {
+    expiresIn?: string | number;
+    kid?: string;
+    key?: CryptoKey | Uint8Array;
+    alg?: string;
+    header?: Record<string, unknown>;
+  } = {},
 ): Promise<string> {
   const key = options.key ?? (await importJWK(JSON.parse(stack.privateJwk), 'ES256'));
   const jwt = new SignJWT({ aud: 'authenticated', role: 'authenticated', iss: stack.issuer, ...claims })
@@ -95,7 +101,7 @@ let sqlClient: postgres.Sql | undefined;
 
 /** Direct database access, to check what a request left behind. */
 export function db(): postgres.Sql {
-  sqlClient ??= postgres(stack.databaseUrl, { max: 2, onnotice: () => {} });
+  sqlClient ??= postgres(stack.databaseUrl, { max: 2, prepare: false, onnotice: () => {} });
   return sqlClient;
 }
 

@@ -1,4 +1,4 @@
-import { api, signUp, makeAdmin, type TestUser } from './client.ts';
+import { api, makeAdmin, signUp, type TestUser } from './client.ts';
 
 export interface Cast {
   owner: TestUser;
@@ -33,14 +33,23 @@ export async function sharedCollection(cast: Cast, name = 'Shared'): Promise<Sha
   const created = await api('POST', '/collections/', { token: cast.owner.token, body: { name } });
   expectOk(created, 'create collection');
   const collectionId = created.body.id as string;
-  const queryShare = await api('POST', `/collections/${collectionId}/shares`, { token: cast.owner.token, body: { permission: 'query' } });
-  const ingestShare = await api('POST', `/collections/${collectionId}/shares`, { token: cast.owner.token, body: { permission: 'ingest' } });
+  const queryShare = await api('POST', `/collections/${collectionId}/shares`, {
+    token: cast.owner.token,
+    body: { permission: 'query' },
+  });
+  const ingestShare = await api('POST', `/collections/${collectionId}/shares`, {
+    token: cast.owner.token,
+    body: { permission: 'ingest' },
+  });
   expectOk(queryShare, 'create share');
   expectOk(ingestShare, 'create share');
   expectOk(await api('POST', `/collections/join/${queryShare.body.share_token}`, { token: cast.memberQuery.token }), 'join');
   expectOk(await api('POST', `/collections/join/${ingestShare.body.share_token}`, { token: cast.memberIngest.token }), 'join');
   const session = async (user: TestUser) => {
-    const response = await api('POST', `/chat/${collectionId}/sessions`, { token: user.token, body: { title: `${user.email}'s chat` } });
+    const response = await api('POST', `/chat/${collectionId}/sessions`, {
+      token: user.token,
+      body: { title: `${user.email}'s chat` },
+    });
     expectOk(response, 'create session');
     return response.body.id as string;
   };

@@ -88,4 +88,3 @@ export default async function setup(project: TestProject) {
 async function cleanup(steps: (() => Promise<unknown>)[]) {
   for (const step of steps) await step().catch(() => {});
 }
-
