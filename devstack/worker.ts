@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
 
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   persistTo?: string;
   /** Inherit stdio (interactive `npm run dev`) or keep the output for error reports (tests). */
   quiet?: boolean;
+  /** With quiet, also write the output here. */
+  logFile?: string;
 }
 
 export interface RunningWorker {
@@ -57,8 +60,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     stdio: options.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const log = options.logFile ? createWriteStream(options.logFile) : undefined;
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+    log?.write(chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
 
   const url = `http://${host}:${options.port}`;
   const stop = () =>

@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { ZodError } from 'zod';
 import type { App, AppEnv } from './context.ts';
+import { isMissingParent } from './db/client.ts';
 import { AppError, STATUS_BY_CODE } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { provideServices } from './middleware/services.ts';
@@ -69,6 +70,8 @@ export function createApp(): App {
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof ZodError) return validationError(error);
+  // A parent row (collection, session, user) was deleted by a concurrent request.
+  if (isMissingParent(error)) return new AppError('not_found', 'Not found: it was deleted in the meantime');
   if (error instanceof HTTPException && error.status === 400) return malformedBody();
   if (error instanceof HTTPException && error.status === 404) return new AppError('not_found', 'Not found');
   return new AppError('internal_error', 'Internal server error');

@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/caller.ts';
-import { isMissingParent, isUuid } from '../db/client.ts';
+import { isUuid } from '../db/client.ts';
 import type { MemberRepo } from '../db/members.ts';
 import type { SessionRepo } from '../db/sessions.ts';
 import { AppError, forbidden, notFound } from '../errors.ts';
@@ -21,9 +21,7 @@ export function createChatService(deps: { access: AccessService; sessions: Sessi
   return {
     async create(caller: Caller, collectionId: string, title: string | null) {
       await access.requireParticipant(caller, collectionId);
-      const session = await sessions.insertIfParticipant(collectionId, caller.id, title).catch((error) => {
-        throw isMissingParent(error) ? notFound('Collection') : error;
-      });
+      const session = await sessions.insertIfParticipant(collectionId, caller.id, title);
       // The collection or the membership went away between the check and the insert.
       if (!session) throw forbidden('You do not have access to this collection');
       return session;
@@ -69,9 +67,7 @@ export function createChatService(deps: { access: AccessService; sessions: Sessi
       if (!participants.some((p) => p.user_id === target)) {
         throw forbidden('The target user is not the owner or a member of this collection');
       }
-      const copyId = await sessions.copy(session.id, target).catch((error) => {
-        throw isMissingParent(error) ? sessionNotFound() : error;
-      });
+      const copyId = await sessions.copy(session.id, target);
       if (!copyId) throw sessionNotFound();
       return { shared: true as const, new_session_id: copyId };
     },

@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/caller.ts';
-import { isMissingParent, isUuid } from '../db/client.ts';
+import { isUuid } from '../db/client.ts';
 import type { CollectionRepo, CollectionRow } from '../db/collections.ts';
 import type { MemberRepo } from '../db/members.ts';
 import type { Permission, ShareRepo } from '../db/shares.ts';
@@ -58,9 +58,7 @@ export function createSharingService(deps: {
       if (!access) throw notFound('Share link');
       const { member_permission: _, ...collection } = access;
       if (collection.user_id === caller.id) return { already_owner: true };
-      const joined = await members.join(collection.id, caller.id, share.permission, share.id).catch((error) => {
-        throw isMissingParent(error) ? notFound('Share link') : error;
-      });
+      const joined = await members.join(collection.id, caller.id, share.permission, share.id);
       return joined.inserted
         ? { collection, permission: joined.permission }
         : { already_member: true, permission: joined.permission };

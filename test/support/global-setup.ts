@@ -64,6 +64,7 @@ export default async function setup(project: TestProject) {
     hyperdrive: { HYPERDRIVE: stack.databaseUrl },
     persistTo: join(dataDir, 'wrangler'),
     quiet: true,
+    logFile: process.env.TEST_WORKER_LOG,
   }).catch(async (error) => {
     await cleanup(cleanups);
     throw error;

@@ -1,0 +1,152 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../devstack/ports.ts';
+import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
+import { api, makeAdmin, mintToken, signUp, stack } from '../support/client.ts';
+
+describe('public routes', () => {
+  it('serves health, the OpenAPI description and the docs page without a token', async () => {
+    expect(await api('GET', '/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const docs = await fetch(`${stack.apiUrl}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('/docs/assets/swagger-ui-bundle.js');
+  });
+
+  it('describes every endpoint in OpenAPI 3.1, with the bearer scheme and error responses', async () => {
+    const { status, body: doc } = await api('GET', '/openapi.json');
+    expect(status).toBe(200);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        'GET /health',
+        'POST /collections',
+        'GET /collections',
+        'DELETE /collections/{id}',
+        'GET /collections/{id}/config',
+        'PUT /collections/{id}/config',
+        'GET /collections/{id}/documents',
+        'POST /collections/{id}/shares',
+        'GET /collections/{id}/shares',
+        'DELETE /collections/{id}/shares/{share_id}',
+        'DELETE /collections/{id}/members/{member_id}',
+        'POST /collections/join/{share_token}',
+        'POST /chat/{collection_id}/sessions',
+        'GET /chat/{collection_id}/sessions',
+        'GET /chat/{collection_id}/sessions/{session_id}',
+        'PATCH /chat/{collection_id}/sessions/{session_id}',
+        'DELETE /chat/{collection_id}/sessions/{session_id}',
+        'GET /chat/{collection_id}/members',
+        'POST /chat/{collection_id}/sessions/{session_id}/share',
+      ].sort(),
+    );
+    const deleteCollection = doc.paths['/collections/{id}'].delete;
+    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '500', '503']);
+    expect(deleteCollection.responses['403'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    expect(doc.paths['/health'].get.security).toEqual([]);
+  });
+});
+
+describe('every response', () => {
+  it('carries X-Request-Id, echoed in error bodies; a sane incoming id is kept', async () => {
+    const ok = await api('GET', '/health');
+    expect(ok.headers.get('x-request-id')).toMatch(/^[\w-]+$/);
+    const refused = await api('GET', '/collections/');
+    expect(refused.body.request_id).toBe(refused.headers.get('x-request-id'));
+    const traced = await api('GET', '/health', { headers: { 'X-Request-Id': 'trace-123' } });
+    expect(traced.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  it('answers unknown paths with the error shape', async () => {
+    const user = await signUp('lost');
+    const response = await api('GET', '/nowhere', { token: user.token });
+    expect(response).toMatchObject({ status: 404, body: { detail: 'Not found', code: 'not_found' } });
+  });
+});
+
+describe('tokens', () => {
+  it('accepts a refreshed token and reads admin from app_metadata.is_admin', async () => {
+    const user = await signUp('refresher');
+    const refreshed = await fetch(`${stack.supabaseUrl}/auth/v1/token?grant_type=refresh_token`, {
+      method: 'POST',
+      headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refresh_token: user.refreshToken }),
+    }).then((r) => r.json() as Promise<{ access_token: string }>);
+    expect((await api('GET', '/collections/', { token: refreshed.access_token })).status).toBe(200);
+
+    const { body: collection } = await api('POST', '/collections/', { token: user.token, body: { name: 'Mine' } });
+    expect((await api('GET', `/collections/${collection.id}/config`, { token: user.token })).status).toBe(403);
+    const admin = await makeAdmin(user);
+    expect((await api('GET', `/collections/${collection.id}/config`, { token: admin.token })).status).toBe(200);
+  });
+
+  it('refuses a token whose sub is not a user id, and one without exp', async () => {
+    const noUuid = await mintToken({ sub: 'service-account' });
+    expect((await api('GET', '/collections/', { token: noUuid })).body.detail).toBe('Invalid token');
+    const user = await signUp('noexp');
+    const { SignJWT, importJWK } = await import('jose');
+    const key = await importJWK(JSON.parse(stack.privateJwk), 'ES256');
+    const noExp = await new SignJWT({ sub: user.id, aud: 'authenticated', iss: stack.issuer })
+      .setProtectedHeader({ alg: 'ES256', kid: 'test-key-1' })
+      .sign(key);
+    expect((await api('GET', '/collections/', { token: noExp })).body.detail).toBe('Invalid token');
+  });
+
+  it('refuses a token from another issuer', async () => {
+    const user = await signUp('issuer');
+    const foreign = await mintToken({ sub: user.id, iss: 'https://evil.example/auth/v1' });
+    expect((await api('GET', '/collections/', { token: foreign })).body.detail).toBe('Invalid token');
+  });
+});
+
+describe('when the identity provider or the configuration is broken', () => {
+  let unreachable: RunningWorker;
+  let misconfigured: RunningWorker;
+
+  beforeAll(async () => {
+    const deadPort = await freePort();
+    [unreachable, misconfigured] = await Promise.all([
+      startWorker({
+        config: 'wrangler.toml',
+        port: await freePort(),
+        vars: { AUTH_JWKS_URL: `http://127.0.0.1:${deadPort}/auth/v1/.well-known/jwks.json` },
+        hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+        persistTo: join(stack.persistDir, 'unreachable'),
+        quiet: true,
+      }),
+      startWorker({
+        config: 'wrangler.toml',
+        port: await freePort(),
+        vars: { AUTH_JWKS_URL: 'not a url' },
+        hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+        persistTo: join(stack.persistDir, 'misconfigured'),
+        quiet: true,
+      }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([unreachable?.stop(), misconfigured?.stop()]);
+  });
+
+  it('answers 503 when the JWKS cannot be fetched on a cold cache', async () => {
+    const user = await signUp('cold');
+    const response = await fetch(`${unreachable.url}/collections/`, { headers: { Authorization: `Bearer ${user.token}` } });
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { detail: string; code: string };
+    expect(body.code).toBe('service_unavailable');
+    expect(body.detail).toMatch(/identity provider/);
+  });
+
+  it('names the bad setting, not a stack trace', async () => {
+    const user = await signUp('misconfig');
+    const response = await fetch(`${misconfigured.url}/collections/`, { headers: { Authorization: `Bearer ${user.token}` } });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ code: 'misconfigured', detail: expect.stringContaining('AUTH_JWKS_URL') });
+    expect(text).not.toMatch(/at \w+ \(|\.ts:\d+/);
+  });
+});
