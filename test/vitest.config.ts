@@ -5,6 +5,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 30_000,
+    // CI also writes a JSON summary, from which .ci/run prints its closing line.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: new URL('../.data/vitest-results.json', import.meta.url).pathname }]]
+      : ['default'],
     hookTimeout: 120_000,
     projects: [
       {
