@@ -10,6 +10,8 @@ async function main() {
   const stack = await startDevstack({
     dataDir,
     databaseUrl: process.env.DATABASE_URL || undefined,
+    apiPort: Number(process.env.DEVSTACK_API_PORT ?? 54321),
+    postgresPort: Number(process.env.DEVSTACK_PG_PORT ?? 54322),
     log: (line) => console.log(`[devstack] ${line}`),
   });
   let worker: RunningWorker | undefined;
@@ -48,6 +50,13 @@ ${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs 
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  const code = (error as NodeJS.ErrnoException).code;
+  console.error(
+    code === 'EADDRINUSE'
+      ? `${(error as Error).message}: is another \`npm run dev\` running? Stop it, or set DEVSTACK_API_PORT, DEVSTACK_PG_PORT and PORT.`
+      : error instanceof Error
+        ? error.message
+        : error,
+  );
   process.exit(1);
 });

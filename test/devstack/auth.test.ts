@@ -1,7 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import { Hono } from 'hono';
@@ -18,6 +16,8 @@ import {
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthApp } from '../../devstack/auth/app.ts';
+import { freePort } from '../../devstack/ports.ts';
+import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
 
 const anonKey = 'sb_publishable_test-anon-key';
 const serviceRoleKey = 'sb_secret_test-service-key';
@@ -25,19 +25,7 @@ const serviceRoleKey = 'sb_secret_test-service-key';
 const jwtExpirySeconds = 1234;
 const password = 'correct horse battery';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-let db: PGlite;
-let pgServer: PGLiteSocketServer;
+let pg: RunningPostgres;
 let sql: postgres.Sql;
 let httpServer: ReturnType<typeof serve>;
 let privateJwk: JWK;
@@ -55,11 +43,8 @@ async function call(path: string, init: RequestInit & { headers?: Record<string,
 }
 
 beforeAll(async () => {
-  db = new PGlite();
-  const pgPort = await freePort();
-  pgServer = new PGLiteSocketServer({ db, host: '127.0.0.1', port: pgPort, maxConnections: 10 });
-  await pgServer.start();
-  sql = postgres(`postgres://postgres:postgres@127.0.0.1:${pgPort}/postgres`, { max: 4, onnotice: () => {} });
+  pg = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  sql = postgres(pg.url, { max: 4, prepare: false, onnotice: () => {} });
   await sql.unsafe(await readFile(new URL('../../devstack/sql/auth-schema.sql', import.meta.url), 'utf8'));
 
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -91,8 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise<void>((resolve) => (httpServer ? httpServer.close(() => resolve()) : resolve()));
   await sql?.end({ timeout: 1 });
-  await pgServer?.stop();
-  await db?.close();
+  await pg?.stop();
 });
 
 describe('gateway', () => {
