@@ -29,15 +29,17 @@ export async function loadKeys(dataDir: string, env: NodeJS.ProcessEnv = process
     serviceRoleKey: `sb_secret_${randomBytes(24).toString('base64url')}`,
   };
 
+  let changed = !stored;
   let privateJwk = env.DEVSTACK_JWT_PRIVATE_JWK ? parseJwk(env.DEVSTACK_JWT_PRIVATE_JWK) : fresh.privateJwk;
   if (!privateJwk) {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     privateJwk = await exportJWK(privateKey);
     fresh.privateJwk = privateJwk;
+    changed = true;
   }
   privateJwk = { ...privateJwk, alg: 'ES256', kid: privateJwk.kid ?? (await calculateJwkThumbprint(privateJwk)) };
 
-  if (!stored || stored.privateJwk !== fresh.privateJwk) {
+  if (changed) {
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
   }
