@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
 import { PGliteScheduler } from './pglite-scheduler.ts';
@@ -31,7 +31,7 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
     url: `postgres://postgres:postgres@${options.host}:${options.port}/postgres`,
     engine: 'pglite',
     stop: async () => {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
       await db.close();
     },
   };
@@ -41,9 +41,9 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
  * pglite-socket's handler speaks the wire protocol for each connection; the
  * scheduler decides whose turn it is on PGlite's single session.
  */
-async function serveWireProtocol(db: PGlite, host: string, port: number): Promise<Server> {
+async function serveWireProtocol(db: PGlite, host: string, port: number): Promise<{ close(): Promise<void> }> {
   const scheduler = new PGliteScheduler(db);
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -56,13 +56,13 @@ async function serveWireProtocol(db: PGlite, host: string, port: number): Promis
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
-  const close = server.close.bind(server);
-  // Clients such as wrangler keep their connections open; stopping must not wait on them.
-  server.close = (callback) => {
-    for (const socket of sockets) socket.destroy();
-    return close(callback);
+  return {
+    // Clients such as wrangler keep their connections open; stopping must not wait on them.
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
-  return server;
 }
 
 function withPassword(databaseUrl: string): string {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, db, makeAdmin, signUp, type TestUser } from '../support/client.ts';
+import { collectionWithLink } from '../support/fixtures.ts';
 
 let owner: TestUser;
 let admin: TestUser;
@@ -111,11 +112,7 @@ describe('config', () => {
 describe('DELETE /collections/{id}', () => {
   it('deletes the collection and every child row', async () => {
     const member = await signUp('member');
-    const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Doomed' } });
-    const { body: share } = await api('POST', `/collections/${collection.id}/shares`, {
-      token: owner.token,
-      body: { permission: 'query' },
-    });
+    const { collection, link: share } = await collectionWithLink(owner, 'Doomed', 'query');
     await api('POST', `/collections/join/${share.share_token}`, { token: member.token });
     const { body: session } = await api('POST', `/chat/${collection.id}/sessions`, { token: member.token });
     await db()`insert into chat_messages (session_id, role, content) values (${session.id}, 'user', 'hello')`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { api, db, signUp, skipRealPostgres, stack } from '../support/client.ts';
+import { collectionWithLink } from '../support/fixtures.ts';
 
 // Runs against PGlite and, in the `postgres` project, against the real PostgreSQL,
 // where requests really do run in parallel.
@@ -7,11 +8,7 @@ describe.skipIf(skipRealPostgres)(`concurrency (${stack.engine})`, () => {
   it('two joins of the same link at the same time give one membership', async () => {
     const owner = await signUp('owner');
     const joiner = await signUp('joiner');
-    const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Race' } });
-    const { body: link } = await api('POST', `/collections/${collection.id}/shares`, {
-      token: owner.token,
-      body: { permission: 'ingest' },
-    });
+    const { collection, link } = await collectionWithLink(owner, 'Race', 'ingest');
 
     const responses = await Promise.all(
       Array.from({ length: 8 }, () => api('POST', `/collections/join/${link.share_token}`, { token: joiner.token })),
@@ -26,11 +23,7 @@ describe.skipIf(skipRealPostgres)(`concurrency (${stack.engine})`, () => {
   it('deleting a shared collection while members use it leaves no orphan rows and no 500s', async () => {
     const owner = await signUp('owner');
     const members = await Promise.all([signUp('m1'), signUp('m2'), signUp('m3')]);
-    const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Busy' } });
-    const { body: link } = await api('POST', `/collections/${collection.id}/shares`, {
-      token: owner.token,
-      body: { permission: 'query' },
-    });
+    const { collection, link } = await collectionWithLink(owner, 'Busy', 'query');
     for (const member of members) await api('POST', `/collections/join/${link.share_token}`, { token: member.token });
     const latecomers = await Promise.all([signUp('late1'), signUp('late2')]);
 
@@ -65,11 +58,7 @@ describe.skipIf(skipRealPostgres)(`concurrency (${stack.engine})`, () => {
   it('removing a member while they open sessions leaves them none', async () => {
     const owner = await signUp('owner');
     const member = await signUp('member');
-    const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Kick race' } });
-    const { body: link } = await api('POST', `/collections/${collection.id}/shares`, {
-      token: owner.token,
-      body: { permission: 'query' },
-    });
+    const { collection, link } = await collectionWithLink(owner, 'Kick race', 'query');
     await api('POST', `/collections/join/${link.share_token}`, { token: member.token });
 
     const opens = Array.from({ length: 6 }, () => api('POST', `/chat/${collection.id}/sessions`, { token: member.token }));

@@ -20,6 +20,15 @@ export async function castUsers(): Promise<Cast> {
   return { owner, memberQuery, memberIngest, stranger, admin: await makeAdmin(adminUser) };
 }
 
+/** A collection of `owner`'s with one invite link. */
+export async function collectionWithLink(owner: TestUser, name: string, permission: 'query' | 'ingest') {
+  const created = await api('POST', '/collections/', { token: owner.token, body: { name } });
+  expectOk(created, 'create collection');
+  const link = await api('POST', `/collections/${created.body.id}/shares`, { token: owner.token, body: { permission } });
+  expectOk(link, 'create share');
+  return { collection: created.body as { id: string }, link: link.body as { id: string; share_token: string } };
+}
+
 export interface SharedCollection {
   collectionId: string;
   queryShare: { id: string; share_token: string };
