@@ -12,10 +12,15 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       {
+        // Pure logic and devstack services that start themselves: no worker needed.
+        test: { name: 'standalone', root: 'test', include: ['unit/**/*.test.ts', 'devstack/**/*.test.ts'] },
+      },
+      {
         test: {
           name: 'pglite',
           root: 'test',
           include: ['**/*.test.ts'],
+          exclude: ['unit/**', 'devstack/**'],
           globalSetup: ['support/global-setup.ts'],
         },
       },
