@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { apiWorkerVars, startDevstack } from './stack.ts';
+import { apiWorkerVars, ingestWorkerVars, startDevstack } from './stack.ts';
 import { type RunningWorker, startWorker } from './worker.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -14,9 +14,9 @@ async function main() {
     postgresPort: Number(process.env.DEVSTACK_PG_PORT ?? 54322),
     log: (line) => console.log(`[devstack] ${line}`),
   });
-  let worker: RunningWorker | undefined;
+  const workers: RunningWorker[] = [];
   const shutdown = async () => {
-    await worker?.stop();
+    await Promise.all(workers.map((worker) => worker.stop()));
     await stack.stop();
     process.exit(0);
   };
@@ -24,6 +24,8 @@ async function main() {
   process.on('SIGTERM', shutdown);
 
   const apiPort = Number(process.env.PORT ?? 8787);
+  const ingestPort = Number(process.env.INGEST_PORT ?? 8788);
+  const ingestUrl = `http://127.0.0.1:${ingestPort}`;
   console.log(`
 Devstack is up (data in ${dataDir})
   Postgres (${stack.databaseEngine})   ${stack.databaseUrl}
@@ -32,20 +34,26 @@ Devstack is up (data in ${dataDir})
   JWKS                  ${stack.jwksUrl}
   anon key              ${stack.keys.anonKey}
   service_role key      ${stack.keys.serviceRoleKey}
-${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs              http://127.0.0.1:${apiPort}/docs\n` : ''}`);
+  Storage               ${stack.supabaseUrl}/storage/v1 (bucket ${stack.storageBucket})
+  QStash                ${stack.qstashUrl}   token ${stack.keys.services.qstashToken}
+  Upstash Vector        ${stack.vectorUrl}   token ${stack.keys.services.vectorToken}
+  OpenAI-compatible     ${stack.openaiBaseUrl}   key ${stack.keys.services.modelApiKey}
+  Embeddings            ${stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'unavailable: sparse retrieval only'}
+${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs              http://127.0.0.1:${apiPort}/docs\n  Ingest worker         ${ingestUrl}\n` : ''}`);
 
   if (withWorker) {
-    worker = await startWorker({
-      config: 'wrangler.toml',
-      port: apiPort,
-      vars: apiWorkerVars(stack),
-      hyperdrive: { HYPERDRIVE: stack.databaseUrl },
-    });
-    console.log(`API ready at ${worker.url} — Ctrl-C stops everything.`);
-    worker.process.once('exit', (code) => {
-      console.error(`wrangler dev exited (${code}); stopping the devstack.`);
-      void stack.stop().then(() => process.exit(code ?? 1));
-    });
+    const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
+    workers.push(
+      await startWorker({ config: 'workers/ingest/wrangler.toml', port: ingestPort, vars: ingestWorkerVars(stack, ingestUrl), hyperdrive }),
+    );
+    workers.push(await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiWorkerVars(stack, ingestUrl), hyperdrive }));
+    console.log(`API ready at ${workers[1]?.url} — Ctrl-C stops everything.`);
+    for (const worker of workers) {
+      worker.process.once('exit', (code) => {
+        console.error(`wrangler dev exited (${code}); stopping the devstack.`);
+        void shutdown();
+      });
+    }
   }
 }
 

@@ -3,17 +3,42 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
+/** Credentials of the stand-ins for QStash, Upstash Vector, the model endpoint and Storage's URL signing. */
+export interface ServiceSecrets {
+  qstashToken: string;
+  qstashCurrentSigningKey: string;
+  qstashNextSigningKey: string;
+  vectorToken: string;
+  modelApiKey: string;
+  storageSigningSecret: string;
+}
+
 export interface DevstackKeys {
   privateJwk: JWK;
   publicJwk: JWK;
   anonKey: string;
   serviceRoleKey: string;
+  services: ServiceSecrets;
 }
 
 interface StoredKeys {
   privateJwk?: JWK;
   anonKey: string;
   serviceRoleKey: string;
+  services?: ServiceSecrets;
+}
+
+const secret = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`;
+
+function newServiceSecrets(): ServiceSecrets {
+  return {
+    qstashToken: secret('qstash_'),
+    qstashCurrentSigningKey: secret('sig_'),
+    qstashNextSigningKey: secret('sig_'),
+    vectorToken: secret('vector_'),
+    modelApiKey: secret('sk-devstack-'),
+    storageSigningSecret: secret(''),
+  };
 }
 
 /**
@@ -30,6 +55,10 @@ export async function loadKeys(dataDir: string, env: NodeJS.ProcessEnv = process
   };
 
   let changed = !stored;
+  if (!fresh.services) {
+    fresh.services = newServiceSecrets();
+    changed = true;
+  }
   let privateJwk = env.DEVSTACK_JWT_PRIVATE_JWK ? parseJwk(env.DEVSTACK_JWT_PRIVATE_JWK) : fresh.privateJwk;
   if (!privateJwk) {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -50,6 +79,7 @@ export async function loadKeys(dataDir: string, env: NodeJS.ProcessEnv = process
     publicJwk,
     anonKey: env.DEVSTACK_ANON_KEY ?? fresh.anonKey,
     serviceRoleKey: env.DEVSTACK_SERVICE_ROLE_KEY ?? fresh.serviceRoleKey,
+    services: fresh.services,
   };
 }
 

@@ -1,7 +1,16 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createAuthApp } from './auth/app.ts';
+import { createDohApp } from './dns/server.ts';
+import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
+import { createFaults } from './faults.ts';
+import { createModelServer } from './models/server.ts';
+import { createQStash } from './qstash/server.ts';
+import { createStorageApp } from './storage/app.ts';
+import { createVectorServer } from './vector/server.ts';
 import { type DevstackKeys, loadKeys } from './keys.ts';
 import { migrate } from './migrate.ts';
 import { type RunningPostgres, startPostgres } from './postgres.ts';
@@ -17,6 +26,10 @@ export interface DevstackOptions {
   apiPort?: number;
   postgresPort?: number;
   jwtExpirySeconds?: number;
+  /** QStash retry backoff; tests make it fast. */
+  qstashBackoffMs?: (retry: number) => number;
+  /** Embedding model directory or hub id; default: see devstack/models. */
+  embeddingModel?: string;
   log?: (line: string) => void;
 }
 
@@ -29,8 +42,21 @@ export interface Devstack {
   databaseUrl: string;
   databaseEngine: RunningPostgres['engine'];
   keys: DevstackKeys;
+  storageBucket: string;
+  qstashUrl: string;
+  vectorUrl: string;
+  openaiBaseUrl: string;
+  dohUrl: string;
+  /** The embedding model and its dimension, or null: sparse retrieval only. */
+  embeddings: { model: string; dimension: number } | null;
+  visionModel: string;
+  /** Resolves when QStash has nothing pending or in flight. */
+  queueIdle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** The bucket supabase/config.toml declares. */
+export const STORAGE_BUCKET = 'documents';
 
 export async function startDevstack(options: DevstackOptions): Promise<Devstack> {
   const host = options.host ?? '127.0.0.1';
@@ -56,8 +82,47 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
 
   const supabaseUrl = `http://${host}:${apiPort}`;
   const issuer = `${supabaseUrl}/auth/v1`;
+  const secrets = keys.services;
+  const dataDir = options.ephemeral ? await ephemeralDir(options.dataDir) : options.dataDir;
+
+  const models = await createModelServer({
+    apiKey: secrets.modelApiKey,
+    embeddingModel: options.embeddingModel ?? process.env.DEVSTACK_EMBEDDING_MODEL,
+    cacheDir: join(options.dataDir, 'models'),
+    log,
+  });
+  log(
+    models.embeddings
+      ? `dense embeddings: ${models.embeddings.model} (${models.embeddings.dimension} dimensions)`
+      : `dense embeddings unavailable (${models.embeddingsUnavailableReason ?? 'no model'}); retrieval uses sparse vectors only`,
+  );
+  const vector = await createVectorServer({
+    token: secrets.vectorToken,
+    dataDir: join(dataDir, 'vector'),
+    indexType: models.embeddings ? 'HYBRID' : 'SPARSE',
+    dimension: models.embeddings?.dimension,
+    log,
+  });
+  const qstash = createQStash({
+    token: secrets.qstashToken,
+    currentSigningKey: secrets.qstashCurrentSigningKey,
+    nextSigningKey: secrets.qstashNextSigningKey,
+    stateFile: join(dataDir, 'qstash', 'state.json'),
+    backoffMs: options.qstashBackoffMs,
+    log,
+  });
+  const storage = createStorageApp({
+    rootDir: join(dataDir, 'storage'),
+    serviceRoleKey: keys.serviceRoleKey,
+    anonKey: keys.anonKey,
+    signingSecret: secrets.storageSigningSecret,
+    publicUrl: `${supabaseUrl}/storage/v1`,
+  });
+
+  const faults = createFaults();
   const app = new Hono();
   app.get('/health', (c) => c.json({ ok: true }));
+  app.route('/__devstack/faults', faults.app);
   app.route(
     '/auth/v1',
     createAuthApp({
@@ -69,7 +134,17 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
       serviceRoleKey: keys.serviceRoleKey,
     }),
   );
+  app.use('/storage/v1/*', faults.guard('storage'));
+  app.route('/storage/v1', storage);
+  app.use('/qstash/*', faults.guard('qstash'));
+  app.route('/qstash', qstash.app);
+  app.use('/vector/*', faults.guard('vector'));
+  app.route('/vector', vector.app);
+  app.use('/openai/*', faults.guard('models'));
+  app.route('/openai', models.app);
+  app.route('/dns-query', createDohApp({ zone: DEFAULT_TEST_ZONE }));
   const server = await listen(app, host, apiPort);
+  await ensureBucket(supabaseUrl, keys.serviceRoleKey, STORAGE_BUCKET);
 
   return {
     supabaseUrl,
@@ -79,12 +154,42 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     databaseUrl: pg.url,
     databaseEngine: pg.engine,
     keys,
+    storageBucket: STORAGE_BUCKET,
+    qstashUrl: `${supabaseUrl}/qstash`,
+    vectorUrl: `${supabaseUrl}/vector`,
+    openaiBaseUrl: `${supabaseUrl}/openai/v1`,
+    dohUrl: `${supabaseUrl}/dns-query`,
+    embeddings: models.embeddings,
+    visionModel: models.models.vision,
+    queueIdle: () => qstash.idle(),
     stop: async () => {
+      await qstash.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await vector.close();
+      await models.close();
       await sql.end({ timeout: 1 });
       await pg.stop();
     },
   };
+}
+
+/** Ephemeral stacks (tests) still need a directory for files; it goes with the data dir. */
+async function ephemeralDir(dataDir: string) {
+  const dir = join(dataDir, 'ephemeral');
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+/** What `supabase start` does for the buckets in supabase/config.toml. */
+async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket: string) {
+  const response = await fetch(`${supabaseUrl}/storage/v1/bucket`, {
+    method: 'POST',
+    headers: { apikey: serviceRoleKey, authorization: `Bearer ${serviceRoleKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: bucket, name: bucket, public: false, file_size_limit: 50 * 1024 * 1024 }),
+  });
+  if (!response.ok && response.status !== 409 && response.status !== 400) {
+    throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${await response.text()}`);
+  }
 }
 
 function listen(app: Hono, hostname: string, port: number) {
@@ -94,7 +199,36 @@ function listen(app: Hono, hostname: string, port: number) {
   });
 }
 
+/** Settings both workers need to talk to this devstack. */
+function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> {
+  return {
+    SUPABASE_URL: stack.supabaseUrl,
+    SUPABASE_SERVICE_ROLE_KEY: stack.keys.serviceRoleKey,
+    STORAGE_BUCKET: stack.storageBucket,
+    QSTASH_URL: stack.qstashUrl,
+    QSTASH_TOKEN: stack.keys.services.qstashToken,
+    UPSTASH_VECTOR_REST_URL: stack.vectorUrl,
+    UPSTASH_VECTOR_REST_TOKEN: stack.keys.services.vectorToken,
+    INGEST_WORKER_URL: ingestUrl,
+    DNS_OVER_HTTPS_URL: stack.dohUrl,
+    ...(process.env.INGEST_TRUSTED_ORIGINS ? { INGEST_TRUSTED_ORIGINS: process.env.INGEST_TRUSTED_ORIGINS } : {}),
+  };
+}
+
 /** The settings the API worker needs to talk to this devstack. */
-export function apiWorkerVars(stack: Devstack): Record<string, string> {
-  return { AUTH_JWKS_URL: stack.jwksUrl, AUTH_ISSUER: stack.issuer };
+export function apiWorkerVars(stack: Devstack, ingestUrl: string): Record<string, string> {
+  return { ...sharedVars(stack, ingestUrl), AUTH_JWKS_URL: stack.jwksUrl, AUTH_ISSUER: stack.issuer };
+}
+
+/** The settings the ingest worker needs; with no embedding model it writes sparse vectors only. */
+export function ingestWorkerVars(stack: Devstack, ingestUrl: string): Record<string, string> {
+  return {
+    ...sharedVars(stack, ingestUrl),
+    QSTASH_CURRENT_SIGNING_KEY: stack.keys.services.qstashCurrentSigningKey,
+    QSTASH_NEXT_SIGNING_KEY: stack.keys.services.qstashNextSigningKey,
+    OPENAI_BASE_URL: stack.openaiBaseUrl,
+    OPENAI_API_KEY: stack.keys.services.modelApiKey,
+    VISION_MODEL: stack.visionModel,
+    ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
+  };
 }

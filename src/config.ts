@@ -1,27 +1,53 @@
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 
-const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
+const optionalUrl = z.preprocess(blankIsUnset, z.url().optional());
+
+/** Settings shared by the API worker and the ingest worker. */
+export const SharedSettings = {
+  HYPERDRIVE: z.object({ connectionString: z.string().min(1) }, 'the Hyperdrive binding HYPERDRIVE is missing'),
+  SUPABASE_URL: z.url('SUPABASE_URL must be the Supabase project URL'),
+  SUPABASE_SERVICE_ROLE_KEY: z.string().min(1, 'SUPABASE_SERVICE_ROLE_KEY is required'),
+  STORAGE_BUCKET: z.string().min(1).default('documents'),
+  QSTASH_URL: z.url().default('https://qstash.upstash.io'),
+  UPSTASH_VECTOR_REST_URL: z.url('UPSTASH_VECTOR_REST_URL must be the Upstash Vector REST URL'),
+  UPSTASH_VECTOR_REST_TOKEN: z.string().min(1, 'UPSTASH_VECTOR_REST_TOKEN is required'),
+  /** The ingest worker's public URL: QStash delivers there, and it checks signatures against it. */
+  INGEST_WORKER_URL: optionalUrl,
+  DNS_OVER_HTTPS_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
+  /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
+  INGEST_TRUSTED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+};
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 const ConfigSchema = z.object({
-  HYPERDRIVE: z.object({ connectionString: z.string().min(1) }, 'the Hyperdrive binding HYPERDRIVE is missing'),
+  ...SharedSettings,
+  /** Without it (or INGEST_WORKER_URL) ingestion is disabled and its endpoints answer 503. */
+  QSTASH_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
   AUTH_ISSUER: optionalUrl,
   AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
-const cache = new WeakMap<object, Config>();
+const cache = new WeakMap<object, object>();
 
 /**
  * Parsed once per env object. A missing or bad setting becomes a 500 whose detail
  * names the setting (never its value), and a log line for the operator.
  */
 export function loadConfig(env: object): Config {
+  return parseSettings(ConfigSchema, env);
+}
+
+export function parseSettings<S extends z.ZodType<object>>(schema: S, env: object): z.infer<S> {
   const cached = cache.get(env);
-  if (cached) return cached;
-  const parsed = ConfigSchema.safeParse(env);
+  if (cached) return cached as z.infer<S>;
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const names = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '?')))];
     console.error(`Invalid configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);

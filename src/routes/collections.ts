@@ -8,7 +8,7 @@ import {
   ListedCollectionSchema,
   RetrievalConfigSchema,
 } from '../schemas/collections.ts';
-import { CollectionParams, json } from '../schemas/common.ts';
+import { CollectionParams, json, pathParam } from '../schemas/common.ts';
 import { authErrors, errorResponses } from '../schemas/error.ts';
 
 const tags = ['Collections'];
@@ -37,9 +37,10 @@ const remove = createRoute({
   path: '/collections/{id}',
   tags,
   summary: 'Delete a collection (owner only)',
-  description: 'Cascades to shares, memberships, chat sessions and messages.',
+  description:
+    'Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.',
   request: { params },
-  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404) },
+  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404, 502) },
 });
 
 const getConfig = createRoute({
@@ -69,8 +70,19 @@ const documents = createRoute({
   path: '/collections/{id}/documents',
   tags,
   summary: 'List documents (owner or member)',
+  description: 'Newest first. Documents still being ingested are listed with the chunks indexed so far.',
   request: { params },
   responses: { 200: json(z.array(DocumentSchema), 'Documents'), ...errorResponses(...authErrors, 403, 404) },
+});
+
+const removeDocument = createRoute({
+  method: 'delete',
+  path: '/collections/{id}/documents/{document_id}',
+  tags,
+  summary: 'Delete a document (owner only)',
+  description: 'Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.',
+  request: { params: CollectionParams.extend({ document_id: pathParam('document_id', 'Document id') }) },
+  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404, 502) },
 });
 
 export function registerCollectionRoutes(app: App) {
@@ -80,7 +92,7 @@ export function registerCollectionRoutes(app: App) {
   });
   app.openapi(list, async (c) => c.json(await c.var.services.collections.list(c.var.caller), 200));
   app.openapi(remove, async (c) => {
-    const deleted = await c.var.services.collections.delete(c.var.caller, c.req.valid('param').id);
+    const deleted = await c.var.services.documents.deleteCollection(c.var.caller, c.req.valid('param').id);
     return c.json({ deleted }, 200);
   });
   app.openapi(getConfig, async (c) =>
@@ -91,6 +103,10 @@ export function registerCollectionRoutes(app: App) {
     return c.json(config, 200);
   });
   app.openapi(documents, async (c) =>
-    c.json(await c.var.services.collections.listDocuments(c.var.caller, c.req.valid('param').id), 200),
+    c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id), 200),
   );
+  app.openapi(removeDocument, async (c) => {
+    const { id, document_id } = c.req.valid('param');
+    return c.json({ deleted: await c.var.services.documents.delete(c.var.caller, id, document_id) }, 200);
+  });
 }

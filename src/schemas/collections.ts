@@ -32,9 +32,17 @@ export const CreateCollectionSchema = z
 export const DocumentSchema = z
   .object({
     id: Id,
-    open_url: z.string().openapi({ description: 'Signed 1-hour URL for uploads; the original URL for web pages' }),
+    name: z.string().openapi({ description: 'File name, or the URL for web pages' }),
+    source_kind: z.enum(['upload', 'url']),
+    content_type: z.string().openapi({ example: 'application/pdf' }),
+    size_bytes: z.number().int().openapi({ description: 'Bytes uploaded or fetched' }),
+    chunk_count: z.number().int().openapi({ description: 'Chunks indexed (text and image descriptions)' }),
+    created_at: Timestamp,
+    open_url: z
+      .string()
+      .nullable()
+      .openapi({ description: 'A signed URL valid for 1 hour for uploads; the original URL for web pages. Fetch on demand.' }),
   })
-  .passthrough()
   .openapi('Document');
 
 export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted');

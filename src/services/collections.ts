@@ -20,12 +20,6 @@ export function createCollectionService(deps: { collections: CollectionRepo; acc
 
     list: (caller: Caller) => collections.listVisibleTo(caller.id),
 
-    async delete(caller: Caller, collectionId: string): Promise<string> {
-      await access.requireOwner(caller, collectionId);
-      if (!(await collections.delete(collectionId))) throw notFound('Collection');
-      return collectionId;
-    },
-
     async getConfig(caller: Caller, collectionId: string): Promise<RetrievalConfig> {
       const collection = await access.requireAdmin(caller, collectionId);
       return { ...DEFAULT_CONFIG, ...collection.config } as RetrievalConfig;
@@ -36,12 +30,6 @@ export function createCollectionService(deps: { collections: CollectionRepo; acc
       const stored = await collections.replaceConfig(collectionId, { ...config });
       if (!stored) throw notFound('Collection');
       return { ...DEFAULT_CONFIG, ...stored } as RetrievalConfig;
-    },
-
-    /** Documents arrive with ingestion; until then every collection is empty. */
-    async listDocuments(caller: Caller, collectionId: string): Promise<never[]> {
-      await access.requireParticipant(caller, collectionId);
-      return [];
     },
   };
 }

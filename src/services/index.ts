@@ -1,23 +1,48 @@
+import type { Adapters } from '../adapters/index.ts';
+import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import { createCollectionRepo } from '../db/collections.ts';
+import { createDocumentRepo } from '../db/documents.ts';
+import { createJobRepo } from '../db/jobs.ts';
 import { createMemberRepo } from '../db/members.ts';
 import { createSessionRepo } from '../db/sessions.ts';
 import { createShareRepo } from '../db/shares.ts';
+import { UpstreamError } from '../adapters/upstream-error.ts';
+import { checkUrl, createResolver, DnsError } from '../ingest/dns.ts';
 import { createAccessService } from './access.ts';
 import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
+import { createDocumentService } from './documents.ts';
+import { createIngestService } from './ingest.ts';
 import { createSharingService } from './sharing.ts';
 
 /** Everything a request may use, built per request around its database client. */
-export function buildServices(sql: Sql) {
+export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const collections = createCollectionRepo(sql);
   const shares = createShareRepo(sql);
   const members = createMemberRepo(sql);
   const sessions = createSessionRepo(sql);
+  const documents = createDocumentRepo(sql);
   const access = createAccessService(collections);
+  const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
   return {
     access,
     collections: createCollectionService({ collections, access }),
+    documents: createDocumentService({ access, collections, documents, store: adapters.store, vectors: adapters.vectors }),
+    ingest: createIngestService({
+      sql,
+      access,
+      documents,
+      jobs: createJobRepo(sql),
+      store: adapters.store,
+      queue: adapters.queue,
+      workerUrl: config.INGEST_WORKER_URL ?? null,
+      checkUrl: (url) =>
+        checkUrl(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch((error: unknown) => {
+          // Our resolver's outage, not the user's bad URL.
+          throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
+        }),
+    }),
     sharing: createSharingService({ access, collections, shares, members }),
     chat: createChatService({ access, sessions, members }),
   };

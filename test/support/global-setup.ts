@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
 import { freePort } from '../../devstack/ports.ts';
-import { apiWorkerVars, startDevstack } from '../../devstack/stack.ts';
+import { apiWorkerVars, ingestWorkerVars, startDevstack } from '../../devstack/stack.ts';
 import { startWorker } from '../../devstack/worker.ts';
+import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';
 
 declare module 'vitest' {
@@ -21,6 +22,18 @@ declare module 'vitest' {
       databaseUrl: string;
       privateJwk: string;
       persistDir: string;
+      ingestUrl: string;
+      storageBucket: string;
+      vectorUrl: string;
+      vectorToken: string;
+      qstashUrl: string;
+      qstashToken: string;
+      qstashSigningKeys: { current: string; next: string };
+      openaiBaseUrl: string;
+      modelApiKey: string;
+      /** Test pages and fixtures, served on loopback and trusted by the workers. */
+      pagesUrl: string;
+      faultsUrl: string;
     };
   }
 }
@@ -55,25 +68,41 @@ export default async function setup(project: TestProject) {
     ephemeral: true,
     apiPort: await freePort(),
     postgresPort: await freePort(),
+    // Retries in a second or two, not QStash's minutes.
+    qstashBackoffMs: (retry) => 150 * 2 ** retry,
   });
   cleanups.unshift(() => stack.stop());
-  const worker = await startWorker({
-    config: 'wrangler.toml',
-    port: await freePort(),
-    vars: apiWorkerVars(stack),
-    hyperdrive: { HYPERDRIVE: stack.databaseUrl },
-    persistTo: join(dataDir, 'wrangler'),
-    quiet: true,
-    logFile: process.env.TEST_WORKER_LOG,
-  }).catch(async (error) => {
+  const pages = await startPageServer();
+  cleanups.unshift(() => pages.stop());
+
+  const ingestUrl = `http://127.0.0.1:${await freePort()}`;
+  const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
+  const trusted = { INGEST_TRUSTED_ORIGINS: pages.url };
+  const start = (config: string, url: string, vars: Record<string, string>, log?: string) =>
+    startWorker({
+      config,
+      port: Number(new URL(url).port),
+      vars: { ...vars, ...trusted },
+      hyperdrive,
+      persistTo: join(dataDir, 'wrangler'),
+      quiet: true,
+      logFile: log,
+    });
+  const workers = await Promise.all([
+    start('workers/ingest/wrangler.toml', ingestUrl, ingestWorkerVars(stack, ingestUrl), process.env.TEST_INGEST_LOG),
+    freePort().then((port) =>
+      start('wrangler.toml', `http://127.0.0.1:${port}`, apiWorkerVars(stack, ingestUrl), process.env.TEST_WORKER_LOG),
+    ),
+  ]).catch(async (error) => {
     await cleanup(cleanups);
     throw error;
   });
-  cleanups.unshift(() => worker.stop());
+  for (const worker of workers) cleanups.unshift(() => worker.stop());
+  const api = workers[1] as (typeof workers)[number];
 
   project.provide('stack', {
     engine: stack.databaseEngine,
-    apiUrl: worker.url,
+    apiUrl: api.url,
     supabaseUrl: stack.supabaseUrl,
     issuer: stack.issuer,
     jwksUrl: stack.jwksUrl,
@@ -82,6 +111,20 @@ export default async function setup(project: TestProject) {
     databaseUrl: stack.databaseUrl,
     privateJwk,
     persistDir: dataDir,
+    ingestUrl,
+    storageBucket: stack.storageBucket,
+    vectorUrl: stack.vectorUrl,
+    vectorToken: stack.keys.services.vectorToken,
+    qstashUrl: stack.qstashUrl,
+    qstashToken: stack.keys.services.qstashToken,
+    qstashSigningKeys: {
+      current: stack.keys.services.qstashCurrentSigningKey,
+      next: stack.keys.services.qstashNextSigningKey,
+    },
+    openaiBaseUrl: stack.openaiBaseUrl,
+    modelApiKey: stack.keys.services.modelApiKey,
+    pagesUrl: pages.url,
+    faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
   });
   return () => cleanup(cleanups);
 }

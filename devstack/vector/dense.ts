@@ -1,0 +1,113 @@
+import usearch, { type MetricKind } from 'usearch';
+import type { HnswSettings, SimilarityFunction } from './types.ts';
+
+export interface DenseMatch {
+  key: number;
+  score: number;
+}
+
+const metrics: Record<SimilarityFunction, MetricKind> = {
+  COSINE: usearch.MetricKind.Cos,
+  EUCLIDEAN: usearch.MetricKind.L2sq,
+  DOT_PRODUCT: usearch.MetricKind.IP,
+};
+
+/**
+ * Upstash reports every dense score in [0, 1], higher is closer: (1 + cos) / 2,
+ * 1 / (1 + squared distance) and (1 + dot) / 2. usearch's cos and ip distances are 1 - cos and 1 - dot.
+ */
+export function scoreFromDistance(similarity: SimilarityFunction, distance: number): number {
+  return similarity === 'EUCLIDEAN' ? 1 / (1 + distance) : 1 - distance / 2;
+}
+
+/** The same score computed exactly, for filtered searches over few candidates. */
+export function exactScore(similarity: SimilarityFunction, a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  let squared = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    dot += x * y;
+    normA += x * x;
+    normB += y * y;
+    squared += (x - y) * (x - y);
+  }
+  if (similarity === 'EUCLIDEAN') return 1 / (1 + squared);
+  if (similarity === 'DOT_PRODUCT') return (1 + dot) / 2;
+  // usearch, too, treats the angle to a zero vector as orthogonal.
+  const denominator = Math.sqrt(normA * normB);
+  return (1 + (denominator === 0 ? 0 : dot / denominator)) / 2;
+}
+
+/** An HNSW graph (usearch) over one namespace's dense vectors, addressed by numeric keys. */
+export class DenseIndex {
+  private index: InstanceType<typeof usearch.Index>;
+
+  constructor(
+    readonly dimension: number,
+    readonly similarity: SimilarityFunction,
+    private readonly hnsw: HnswSettings,
+  ) {
+    this.index = this.create();
+  }
+
+  get size(): number {
+    return this.index.size();
+  }
+
+  /** `vectors` holds keys.length rows of `dimension` floats. */
+  add(keys: number[], vectors: Float32Array): void {
+    if (keys.length === 0) return;
+    // One thread for a single vector; a batch spreads over the cores.
+    this.index.add(BigUint64Array.from(keys, BigInt), vectors, keys.length === 1 ? 1 : 0);
+  }
+
+  remove(keys: number[]): void {
+    if (keys.length > 0) this.index.remove(BigUint64Array.from(keys, BigInt));
+  }
+
+  contains(keys: number[]): boolean {
+    if (keys.length === 0) return true;
+    const found = this.index.contains(BigUint64Array.from(keys, BigInt));
+    return Array.isArray(found) ? found.every(Boolean) : found;
+  }
+
+  search(vector: Float32Array, k: number): DenseMatch[] {
+    if (this.size === 0 || k <= 0) return [];
+    const matches = this.index.search(vector, Math.min(k, this.size), 1);
+    const results: DenseMatch[] = [];
+    for (let i = 0; i < matches.keys.length; i++) {
+      results.push({ key: Number(matches.keys[i]), score: scoreFromDistance(this.similarity, matches.distances[i]!) });
+    }
+    return results;
+  }
+
+  clear(): void {
+    this.index = this.create();
+  }
+
+  save(path: string): void {
+    this.index.save(path);
+  }
+
+  load(path: string): void {
+    const loaded = this.create();
+    loaded.load(path);
+    if (loaded.dimensions() !== this.dimension) throw new Error(`${path} holds ${loaded.dimensions()}-dimensional vectors`);
+    this.index = loaded;
+  }
+
+  private create(): InstanceType<typeof usearch.Index> {
+    return new usearch.Index({
+      dimensions: this.dimension,
+      metric: metrics[this.similarity],
+      quantization: usearch.ScalarKind.F32,
+      connectivity: this.hnsw.connectivity,
+      expansion_add: this.hnsw.expansionAdd,
+      expansion_search: this.hnsw.expansionSearch,
+      multi: false,
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { embedMany, generateText } from 'ai';
+import { describeCause, UpstreamError } from './upstream-error.ts';
+
+export interface ModelSettings {
+  /** Any OpenAI-compatible endpoint; the devstack's locally. */
+  baseUrl?: string;
+  apiKey: string;
+  /** Unset: no dense embeddings, and retrieval runs on sparse vectors alone. */
+  embeddingModel?: string;
+  embeddingDimensions?: number;
+  visionModel: string;
+}
+
+export interface Models {
+  /** Null when no embedding model is configured. */
+  embed: ((texts: string[]) => Promise<number[][]>) | null;
+  /** What a figure or scanned page shows, in words, for retrieval. */
+  describeImage(png: Uint8Array): Promise<string>;
+}
+
+const DESCRIBE_PROMPT =
+  'Describe this image from a document for a search index. Transcribe all legible text exactly, ' +
+  'then summarise any chart, table or diagram in a few sentences. Answer with the description only.';
+
+export function createModels(settings: ModelSettings): Models {
+  const provider = createOpenAI({ baseURL: settings.baseUrl, apiKey: settings.apiKey });
+  const guard = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      throw new UpstreamError('models', `${what}: ${describeCause(error)}`, { cause: error });
+    }
+  };
+  const embeddingModel = settings.embeddingModel;
+
+  return {
+    embed: embeddingModel
+      ? (texts) =>
+          guard('embed', async () => {
+            const { embeddings } = await embedMany({
+              model: provider.embedding(embeddingModel),
+              values: texts,
+              maxRetries: 1,
+              ...(settings.embeddingDimensions
+                ? { providerOptions: { openai: { dimensions: settings.embeddingDimensions } } }
+                : {}),
+            });
+            return embeddings;
+          })
+      : null,
+
+    describeImage: (png) =>
+      guard('describe image', async () => {
+        const { text } = await generateText({
+          model: provider.chat(settings.visionModel),
+          maxRetries: 1,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: DESCRIBE_PROMPT },
+                { type: 'image', image: png, mediaType: 'image/png' },
+              ],
+            },
+          ],
+        });
+        return text.trim();
+      }),
+  };
+}

@@ -1,0 +1,59 @@
+import type { Sql, Tx } from './client.ts';
+
+export type SourceKind = 'upload' | 'url';
+
+export interface DocumentRow {
+  id: string;
+  collection_id: string | null;
+  user_id: string;
+  name: string;
+  source_kind: SourceKind;
+  source_url: string | null;
+  content_type: string;
+  size_bytes: number;
+  storage_path: string | null;
+  chunk_size: number;
+  chunk_count: number;
+  created_at: string;
+}
+
+export type NewDocument = Pick<
+  DocumentRow,
+  'id' | 'collection_id' | 'user_id' | 'name' | 'source_kind' | 'source_url' | 'content_type' | 'size_bytes' | 'storage_path' | 'chunk_size'
+>;
+
+export function createDocumentRepo(sql: Sql) {
+  return {
+    async insert(tx: Tx | Sql, doc: NewDocument): Promise<void> {
+      await tx`insert into documents ${tx(doc)}`;
+    },
+
+    async find(id: string): Promise<DocumentRow | undefined> {
+      const [row] = await sql<DocumentRow[]>`select * from documents where id = ${id}`;
+      return row;
+    },
+
+    async findInCollection(collectionId: string, id: string): Promise<DocumentRow | undefined> {
+      const [row] = await sql<DocumentRow[]>`select * from documents where id = ${id} and collection_id = ${collectionId}`;
+      return row;
+    },
+
+    listForCollection(collectionId: string): Promise<DocumentRow[]> {
+      return sql<DocumentRow[]>`
+        select * from documents where collection_id = ${collectionId} order by created_at desc, id`;
+    },
+
+    async vectorIds(documentId: string): Promise<string[]> {
+      const rows = await sql<{ vector_id: string }[]>`
+        select vector_id from document_chunks where document_id = ${documentId} order by chunk_index`;
+      return rows.map((row) => row.vector_id);
+    },
+
+    /** Chunk rows go with it by cascade. */
+    async delete(id: string): Promise<boolean> {
+      return (await sql`delete from documents where id = ${id} returning id`).length > 0;
+    },
+  };
+}
+
+export type DocumentRepo = ReturnType<typeof createDocumentRepo>;

@@ -1,0 +1,188 @@
+import { checkUrl, DnsError, type ResolveHost } from './dns.ts';
+import type { UrlVerdict } from './url-policy.ts';
+
+/**
+ * Fetches a user-supplied URL under the URL policy. Redirects are followed by hand so
+ * that every hop is checked: a public page that answers `302 Location:
+ * http://169.254.169.254/` must not get us to fetch the metadata service.
+ */
+
+export type FetchRefusal = 'url_not_allowed' | 'redirect_not_allowed' | 'too_many_redirects' | 'too_large';
+export type FetchFailure = 'timeout' | 'http_status' | 'unreachable' | 'dns_failed';
+
+/** Our policy stopped the fetch. The message is meant for the job's error_message. */
+export class FetchRefused extends Error {
+  constructor(
+    readonly reason: FetchRefusal,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FetchRefused';
+  }
+}
+
+/** The remote side (or DNS) did not deliver a page. The message is meant for the job's error_message. */
+export class FetchFailed extends Error {
+  constructor(
+    readonly reason: FetchFailure,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'FetchFailed';
+  }
+}
+
+export interface GuardedFetchOptions {
+  resolve: ResolveHost;
+  trustedOrigins?: readonly string[];
+  maxRedirects?: number;
+  /** One budget for every hop, DNS lookups and the body together. */
+  timeoutMs?: number;
+  maxBytes: number;
+  fetchImpl?: typeof fetch;
+  userAgent?: string;
+}
+
+export interface FetchedPage {
+  /** The final URL, after redirects. */
+  url: string;
+  status: number;
+  contentType: string | null;
+  bytes: Uint8Array;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const DEFAULT_USER_AGENT = 'rag-service-ingest/0.1 (+url ingestion)';
+
+export async function guardedFetch(raw: string, opts: GuardedFetchOptions): Promise<FetchedPage> {
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Racing against the deadline, rather than only aborting fetch, also bounds a
+  // resolver or a body read that ignores the signal.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new FetchFailed('timeout', `The server did not respond within ${formatSeconds(timeoutMs)}`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([follow(raw, opts, controller.signal), deadline]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    controller.abort();
+  }
+}
+
+async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSignal): Promise<FetchedPage> {
+  const fetchImpl = opts.fetchImpl ?? fetch;
+  const maxRedirects = opts.maxRedirects ?? 5;
+  let current = raw;
+  for (let redirects = 0; ; redirects++) {
+    const url = await allowedUrl(current, redirects > 0, opts);
+    let response: Response;
+    try {
+      response = await fetchImpl(url, {
+        redirect: 'manual',
+        signal,
+        headers: {
+          'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT,
+          accept: 'text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5',
+        },
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new FetchFailed('unreachable', `The URL could not be reached (${describeNetworkError(error)})`);
+    }
+    const location = response.headers.get('location');
+    if (REDIRECT_STATUSES.has(response.status) && location !== null) {
+      await response.body?.cancel();
+      if (redirects >= maxRedirects) throw new FetchRefused('too_many_redirects', 'Too many redirects');
+      try {
+        current = new URL(location, url).href;
+      } catch {
+        throw new FetchFailed('unreachable', 'The URL redirected to an invalid address');
+      }
+      continue;
+    }
+    if (response.status < 200 || response.status > 299) {
+      await response.body?.cancel();
+      throw new FetchFailed('http_status', `The URL could not be reached (HTTP ${response.status})`, response.status);
+    }
+    const bytes = await readCapped(response, opts.maxBytes);
+    return { url: url.href, status: response.status, contentType: response.headers.get('content-type'), bytes };
+  }
+}
+
+async function allowedUrl(raw: string, isRedirect: boolean, opts: GuardedFetchOptions): Promise<URL> {
+  let verdict: UrlVerdict;
+  try {
+    verdict = await checkUrl(raw, { resolve: opts.resolve, trustedOrigins: opts.trustedOrigins });
+  } catch (error) {
+    if (error instanceof DnsError) throw new FetchFailed('dns_failed', `The host name could not be looked up: ${error.message}`);
+    throw error;
+  }
+  if (verdict.ok) return verdict.url;
+  if (!isRedirect) throw new FetchRefused('url_not_allowed', verdict.reason);
+  if (verdict.code === 'private_address')
+    throw new FetchRefused('redirect_not_allowed', 'The URL redirected to a private address');
+  throw new FetchRefused(
+    'redirect_not_allowed',
+    `The URL redirected to an address that is not allowed: ${lowerFirst(verdict.reason)}`,
+  );
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () => new FetchRefused('too_large', `The page is larger than ${formatBytes(maxBytes)}`);
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  if (!response.body) return new Uint8Array();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    // Content-Length may be absent (chunked) or describe the compressed body, so the
+    // running count of decoded bytes is what actually bounds memory.
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') return code === 'ECONNREFUSED' ? 'connection refused' : code;
+  return 'connection failed';
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+export function formatBytes(bytes: number): string {
+  const mb = 1024 * 1024;
+  if (bytes >= mb) return `${Number((bytes / mb).toFixed(1))} MB`;
+  if (bytes >= 1024) return `${Number((bytes / 1024).toFixed(1))} KB`;
+  return `${bytes} bytes`;
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}

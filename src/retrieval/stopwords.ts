@@ -1,0 +1,40 @@
+/**
+ * Lucene's default English stop set (EnglishAnalyzer), which Anserini's BM25 baselines use.
+ * A short list is deliberate: BM25's IDF already discounts common words, and dropping
+ * more of them ("system", "between", "after") costs recall on short technical queries.
+ */
+export const ENGLISH_STOPWORDS: ReadonlySet<string> = new Set([
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'for',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'no',
+  'not',
+  'of',
+  'on',
+  'or',
+  'such',
+  'that',
+  'the',
+  'their',
+  'then',
+  'there',
+  'these',
+  'they',
+  'this',
+  'to',
+  'was',
+  'will',
+  'with',
+]);

@@ -1,0 +1,44 @@
+import { z } from '@hono/zod-openapi';
+import { Id, pathParam, Timestamp } from './common.ts';
+
+export const IngestQuery = z.object({
+  collection_id: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: 'collection_id', in: 'query' },
+      description: 'Target collection. Omitted or empty: the caller’s personal namespace.',
+    }),
+});
+
+export const UploadSchema = z
+  .object({ file: z.any().openapi({ type: 'string', format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }) })
+  .openapi('Upload');
+
+export const UrlIngestSchema = z
+  .object({
+    url: z.string().min(1).max(2048).openapi({ example: 'https://en.wikipedia.org/wiki/Retrieval-augmented_generation' }),
+    collection_id: z.string().nullish().openapi({ description: 'Omitted, null or empty: the caller’s personal namespace.' }),
+  })
+  .openapi('UrlIngest');
+
+export const JobCreatedSchema = z.object({ job_id: Id }).openapi('JobCreated');
+
+export const JobSchema = z
+  .object({
+    job_id: Id,
+    collection_id: z.string().nullable().openapi({ description: 'Null for the personal namespace' }),
+    source: z.string().openapi({ description: 'File name or URL' }),
+    status: z.enum(['queued', 'processing', 'succeeded', 'partial', 'failed']),
+    chunks_processed: z.number().int(),
+    chunks_total: z.number().int(),
+    error_message: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Why the job failed, or what was lost when it is `partial`; plain words' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi('IngestJob');
+
+export const JobParams = z.object({ job_id: pathParam('job_id', 'Ingest job id') });

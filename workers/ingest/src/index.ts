@@ -1,0 +1,124 @@
+import { Receiver } from '@upstash/qstash';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { createModels } from '../../../src/adapters/models.ts';
+import { createQueue } from '../../../src/adapters/queue.ts';
+import { createObjectStore } from '../../../src/adapters/storage.ts';
+import { createVectorStore } from '../../../src/adapters/vectors.ts';
+import { AppError } from '../../../src/errors.ts';
+import { connect } from '../../../src/db/client.ts';
+import { createResolver } from '../../../src/ingest/dns.ts';
+import { guardedFetch } from '../../../src/ingest/guarded-fetch.ts';
+import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '../../../src/ingest/messages.ts';
+import { type IngestConfig, loadIngestConfig } from './config.ts';
+import type { PipelineDeps } from './pipeline/deps.ts';
+import { MAX_SOURCE_BYTES } from './pipeline/source.ts';
+import { createPipelineDb } from './pipeline-db.ts';
+import { recordFailedStep, runStep } from './steps.ts';
+
+const Message = z.discriminatedUnion('step', [
+  z.object({ job_id: z.uuid(), step: z.literal('extract') }),
+  z.object({ job_id: z.uuid(), step: z.literal('embed'), from: z.number().int().min(0), to: z.number().int().min(1) }),
+]) satisfies z.ZodType<IngestMessage>;
+
+/** QStash's failure callback carries the original message base64-encoded. */
+const FailureCallback = z.object({ sourceBody: z.string() });
+
+type WorkerEnv = { Bindings: Record<string, unknown>; Variables: { config: IngestConfig; body: string } };
+
+const app = new Hono<WorkerEnv>();
+
+app.get('/health', (c) => c.json({ ok: true }));
+
+/** Every delivery must carry a valid QStash signature for this URL and this exact body. */
+app.use('*', async (c, next) => {
+  if (c.req.method !== 'POST') return next();
+  const config = loadIngestConfig(c.env);
+  const body = await c.req.text();
+  const receiver = new Receiver({
+    currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
+    nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
+  });
+  const signature = c.req.header('upstash-signature');
+  const url = `${config.INGEST_WORKER_URL.replace(/\/+$/, '')}${new URL(c.req.url).pathname}`;
+  const valid = signature ? await receiver.verify({ signature, body, url }).catch(() => false) : false;
+  if (!valid) return c.json({ detail: 'Invalid or missing QStash signature' }, 401);
+  c.set('config', config);
+  c.set('body', body);
+  return next();
+});
+
+app.post(STEP_PATH, async (c) => {
+  const message = parse(Message, c.var.body);
+  if (!message) return c.json({ detail: 'Not an ingest message' }, 400);
+  const config = c.var.config;
+  const retried = Number(c.req.header('upstash-retried') ?? 0);
+  await withDeps(config, c.executionCtx, (deps) =>
+    runStep(deps, message, { retried, final: retried >= STEP_RETRIES }),
+  );
+  return c.json({ ok: true });
+});
+
+app.post(FAILURE_PATH, async (c) => {
+  const callback = parse(FailureCallback, c.var.body);
+  const message = callback && parse(Message, decodeBase64(callback.sourceBody));
+  if (!message) return c.json({ detail: 'Not a failure callback for an ingest message' }, 400);
+  await withDeps(c.var.config, c.executionCtx, (deps) => recordFailedStep(deps, message));
+  return c.json({ ok: true });
+});
+
+app.onError((error, c) => {
+  // A non-2xx makes QStash retry; the details stay in the log.
+  console.error('ingest step failed:', error);
+  if (error instanceof AppError && error.code === 'misconfigured') return c.json({ detail: error.detail }, 500);
+  return c.json({ detail: 'Step failed; it will be retried' }, 500);
+});
+
+async function withDeps<T>(
+  config: IngestConfig,
+  ctx: { waitUntil(promise: Promise<unknown>): void },
+  run: (deps: PipelineDeps) => Promise<T>,
+): Promise<T> {
+  const sql = connect(config.HYPERDRIVE.connectionString);
+  const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
+  try {
+    return await run({
+      db: createPipelineDb(sql),
+      store: createObjectStore({ url: config.SUPABASE_URL, serviceRoleKey: config.SUPABASE_SERVICE_ROLE_KEY, bucket: config.STORAGE_BUCKET }),
+      vectors: createVectorStore({ url: config.UPSTASH_VECTOR_REST_URL, token: config.UPSTASH_VECTOR_REST_TOKEN }),
+      models: createModels({
+        baseUrl: config.OPENAI_BASE_URL,
+        apiKey: config.OPENAI_API_KEY,
+        embeddingModel: config.EMBEDDING_MODEL,
+        embeddingDimensions: config.EMBEDDING_DIMENSIONS,
+        visionModel: config.VISION_MODEL,
+      }),
+      queue: createQueue({ url: config.QSTASH_URL, token: config.QSTASH_TOKEN }),
+      workerUrl: config.INGEST_WORKER_URL,
+      batchSize: config.INGEST_BATCH_SIZE,
+      fetchUrl: (url) =>
+        guardedFetch(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS, maxBytes: MAX_SOURCE_BYTES }),
+    });
+  } finally {
+    ctx.waitUntil(sql.end({ timeout: 5 }));
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, text: string): T | undefined {
+  try {
+    const result = schema.safeParse(JSON.parse(text));
+    return result.success ? result.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeBase64(value: string): string {
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return '';
+  }
+}
+
+export default app;

@@ -1,0 +1,307 @@
+import { Readability } from '@mozilla/readability';
+// The `worker` build is linkedom pre-bundled as plain ESM: the default entry reaches
+// `require('canvas')`, which neither workerd nor the bundler can satisfy.
+import { parseHTML } from 'linkedom/worker';
+import { type Block, ParseError, type ParsedDocument } from './types.ts';
+
+/**
+ * Web pages → blocks. Readability (Firefox Reader View) picks the article out of the
+ * navigation, ads and footers; linkedom gives it a DOM without a browser.
+ */
+
+/** linkedom builds a DOM of roughly ten times the page's size; past this a 128 MB worker is at risk. */
+export const MAX_HTML_BYTES = 5 * 1024 * 1024;
+
+// The few DOM members used here. Workers' type library has no DOM, and linkedom's
+// types lean on it, so this file states what it relies on.
+interface DomNode {
+  nodeType: number;
+  nodeValue: string | null;
+  childNodes: ArrayLike<DomNode>;
+  textContent: string | null;
+}
+interface DomElement extends DomNode {
+  localName: string;
+  hasAttribute(name: string): boolean;
+  querySelector(selector: string): DomElement | null;
+}
+interface DomDocument {
+  title: string;
+  body: DomElement | null;
+  documentElement: DomElement | null;
+  querySelector(selector: string): DomElement | null;
+}
+
+const TEXT_NODE = 3;
+const ELEMENT_NODE = 1;
+
+/** Never text a reader sees. */
+const SKIPPED = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'canvas',
+  'iframe',
+  'object',
+  'embed',
+  'head',
+  'button',
+  'select',
+  'input',
+  'textarea',
+]);
+/** Page chrome, dropped when Readability found no article and the whole body is read. */
+const CHROME = new Set(['nav', 'header', 'footer', 'aside', 'form', 'dialog']);
+const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+/** Elements whose own text is one paragraph. */
+const PARAGRAPHS = new Set(['p', 'dt', 'dd', 'figcaption', 'caption', 'summary', 'address', 'legend']);
+/** Elements that start a new block; inline elements inside them join the surrounding text. */
+const BLOCK_LEVEL = new Set([
+  ...HEADINGS,
+  ...PARAGRAPHS,
+  ...CHROME,
+  'div',
+  'section',
+  'article',
+  'main',
+  'body',
+  'blockquote',
+  'pre',
+  'ul',
+  'ol',
+  'li',
+  'dl',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'td',
+  'th',
+  'figure',
+  'details',
+  'fieldset',
+  'hr',
+  'center',
+]);
+
+export function parseHtml(bytes: Uint8Array, contentTypeHeader: string | null, _url: string): ParsedDocument {
+  if (bytes.byteLength > MAX_HTML_BYTES) {
+    throw new ParseError('too_large', `The page is larger than ${MAX_HTML_BYTES / 1024 / 1024} MB of HTML`);
+  }
+  const warnings: string[] = [];
+  const html = decodeHtml(bytes, contentTypeHeader, warnings);
+
+  // Readability rewrites the document it reads, so the fallback gets its own copy.
+  const { document } = parseHTML(html) as unknown as { document: DomDocument };
+  const firstH1 = collapse(document.querySelector('h1')?.textContent ?? '');
+  let article: ReturnType<Readability<DomElement>['parse']> = null;
+  try {
+    article = new Readability<DomElement>(document as never, { serializer: (node) => node as unknown as DomElement }).parse();
+  } catch {
+    // A page Readability cannot cope with is still read, through the fallback below.
+  }
+
+  let blocks = article?.content ? blocksOf(article.content, false) : [];
+  if (!blocks.some((b) => b.kind !== 'heading')) {
+    const fresh = (parseHTML(html) as unknown as { document: DomDocument }).document;
+    const root = fresh.body ?? fresh.documentElement;
+    blocks = root ? blocksOf(root, true) : [];
+    if (!blocks.length && root) blocks = blocksOf(root, false);
+  }
+  if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');
+
+  const title = chooseTitle(collapse(article?.title ?? document.title ?? ''), firstH1);
+  if (title && !(blocks[0]?.kind === 'heading' && blocks[0].text === title)) {
+    blocks.unshift({ kind: 'heading', text: title, level: 1 });
+  }
+  return { blocks, images: [], warnings };
+}
+
+/**
+ * Readability's title is the <title> with a site name it could not always strip
+ * ("Tides explained | Ocean Weekly"); the page's own <h1> is usually the better name
+ * when the <title> contains it.
+ */
+function chooseTitle(title: string, firstH1: string): string {
+  if (firstH1 && (!title || title.toLowerCase().includes(firstH1.toLowerCase()))) return firstH1;
+  return title || firstH1;
+}
+
+function blocksOf(root: DomElement, dropChrome: boolean): Block[] {
+  const blocks: Block[] = [];
+  let inline = '';
+  const flush = () => {
+    const text = collapse(inline);
+    if (text) blocks.push({ kind: 'paragraph', text });
+    inline = '';
+  };
+  const push = (block: Block) => {
+    flush();
+    if (block.text) blocks.push(block);
+  };
+
+  const visit = (node: DomNode) => {
+    if (node.nodeType === TEXT_NODE) {
+      inline += node.nodeValue ?? '';
+      return;
+    }
+    if (node.nodeType !== ELEMENT_NODE) return;
+    const element = node as DomElement;
+    const tag = element.localName.toLowerCase();
+    if (SKIPPED.has(tag) || element.hasAttribute('hidden')) return;
+    if (dropChrome && CHROME.has(tag)) return;
+    if (HEADINGS.has(tag)) return push({ kind: 'heading', text: collapse(textOf(element)), level: Number(tag.slice(1)) });
+    if (tag === 'pre') return push({ kind: 'paragraph', text: preformatted(element.textContent ?? '') });
+    if (tag === 'table') {
+      flush();
+      blocks.push(...tableRows(element));
+      return;
+    }
+    if (tag === 'li') {
+      // The item's own words, then any list nested inside it as items of their own.
+      push({ kind: 'list_item', text: collapse(textOf(element, ['ul', 'ol', 'table'])) });
+      for (const child of Array.from(element.childNodes)) {
+        if (isElement(child) && ['ul', 'ol', 'table'].includes(child.localName.toLowerCase())) visit(child);
+      }
+      return;
+    }
+    if (PARAGRAPHS.has(tag) && !hasBlockChild(element)) return push({ kind: 'paragraph', text: collapse(textOf(element)) });
+    if (tag === 'br') {
+      inline += '\n';
+      return;
+    }
+    if (BLOCK_LEVEL.has(tag) || hasBlockChild(element)) {
+      flush();
+      for (const child of Array.from(element.childNodes)) visit(child);
+      flush();
+      return;
+    }
+    inline += textOf(element);
+  };
+  visit(root);
+  flush();
+  return blocks;
+}
+
+/**
+ * Each body row as "Header: value; Header: value", so a row retrieved on its own still
+ * says what its numbers are.
+ */
+function tableRows(table: DomElement): Block[] {
+  const rows = rowsOf(table);
+  const cellsOf = (row: DomElement) =>
+    Array.from(row.childNodes).filter((c): c is DomElement => isElement(c) && ['td', 'th'].includes(c.localName.toLowerCase()));
+  const first = rows[0];
+  const headerRow =
+    first && (first.inHead || cellsOf(first.row).every((cell) => cell.localName.toLowerCase() === 'th')) ? first : undefined;
+  const headers = headerRow ? cellsOf(headerRow.row).map((cell) => collapse(textOf(cell))) : [];
+  const blocks: Block[] = [];
+  const caption = table.querySelector('caption');
+  if (caption) blocks.push({ kind: 'paragraph', text: collapse(textOf(caption)) });
+  for (const { row } of headerRow ? rows.slice(1) : rows) {
+    const parts = cellsOf(row)
+      .map((cell, i) => {
+        const value = collapse(textOf(cell));
+        const header = headers[i];
+        return value && header ? `${header}: ${value}` : value;
+      })
+      .filter(Boolean);
+    if (parts.length) blocks.push({ kind: 'table_row', text: parts.join('; ') });
+  }
+  return blocks.filter((b) => b.text);
+}
+
+/** Rows of this table in order, not of tables nested in its cells. */
+function rowsOf(table: DomElement): { row: DomElement; inHead: boolean }[] {
+  const rows: { row: DomElement; inHead: boolean }[] = [];
+  const walk = (node: DomElement, inHead: boolean) => {
+    for (const child of Array.from(node.childNodes)) {
+      if (!isElement(child)) continue;
+      const tag = child.localName.toLowerCase();
+      if (tag === 'tr') rows.push({ row: child, inHead });
+      else if (tag === 'thead' || tag === 'tbody' || tag === 'tfoot') walk(child, tag === 'thead');
+    }
+  };
+  walk(table, false);
+  return rows;
+}
+
+/** Text of an element without the skipped parts, and without the excluded children. */
+function textOf(element: DomElement, exclude: readonly string[] = []): string {
+  let text = '';
+  for (const child of Array.from(element.childNodes)) {
+    if (child.nodeType === TEXT_NODE) text += child.nodeValue ?? '';
+    else if (isElement(child)) {
+      const tag = child.localName.toLowerCase();
+      if (SKIPPED.has(tag) || exclude.includes(tag) || child.hasAttribute('hidden')) continue;
+      const inner = textOf(child, exclude);
+      text += tag === 'br' || BLOCK_LEVEL.has(tag) ? ` ${inner} ` : inner;
+    }
+  }
+  return text;
+}
+
+function hasBlockChild(element: DomElement): boolean {
+  return Array.from(element.childNodes).some(
+    (child) => isElement(child) && (BLOCK_LEVEL.has(child.localName.toLowerCase()) || hasBlockChild(child)),
+  );
+}
+
+function isElement(node: DomNode): node is DomElement {
+  return node.nodeType === ELEMENT_NODE;
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function preformatted(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
+    .replace(/^\n+|\n+$/g, '');
+}
+
+/**
+ * The encoding-sniffing order browsers use, minus statistical guessing: byte order
+ * mark, then the Content-Type charset, then a <meta> charset in the first 1024 bytes,
+ * then UTF-8.
+ */
+export function decodeHtml(bytes: Uint8Array, contentTypeHeader: string | null, warnings: string[] = []): string {
+  const bom = bomEncoding(bytes);
+  if (bom) return new TextDecoder(bom).decode(bytes);
+  const fromHeader = /charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentTypeHeader ?? '')?.[1];
+  const fromMeta = fromHeader ? undefined : metaCharset(bytes);
+  let label = (fromHeader ?? fromMeta ?? 'utf-8').toLowerCase();
+  // A <meta> is only readable in an ASCII-compatible encoding, so one claiming UTF-16 is wrong.
+  if (fromMeta && label.startsWith('utf-16')) label = 'utf-8';
+  try {
+    return new TextDecoder(label).decode(bytes);
+  } catch {
+    warnings.push(`The page declares the unknown character set "${label}"; it was read as UTF-8`);
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+function bomEncoding(bytes: Uint8Array): string | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  return null;
+}
+
+function metaCharset(bytes: Uint8Array): string | undefined {
+  // Latin-1 maps each byte to one code point, enough to read ASCII markup in any
+  // ASCII-compatible encoding.
+  const head = String.fromCharCode(...bytes.subarray(0, 1024));
+  for (const tag of head.match(/<meta\b[^>]*>/gi) ?? []) {
+    const charset = /charset\s*=\s*["']?\s*([a-z0-9_:.-]+)/i.exec(tag)?.[1];
+    if (charset) return charset;
+  }
+  return undefined;
+}

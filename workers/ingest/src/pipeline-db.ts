@@ -1,0 +1,134 @@
+import type { Sql } from '../../../src/db/client.ts';
+import type { DocumentRow } from '../../../src/db/documents.ts';
+import type { JobStatus } from '../../../src/db/jobs.ts';
+
+export interface PipelineJob {
+  id: string;
+  status: JobStatus;
+  chunks_total: number;
+  warnings: string[];
+  document: DocumentRow | null;
+}
+
+export interface ChunkRow {
+  chunk_index: number;
+  vector_id: string;
+  chunk_type: 'text' | 'image_description';
+  text: string | null;
+  metadata: Record<string, unknown>;
+  image_path: string | null;
+}
+
+export type NewChunk = ChunkRow;
+
+export interface Progress {
+  total: number;
+  pending: number;
+  failed: number;
+  indexed: number;
+  errors: string[];
+}
+
+export const TERMINAL: readonly JobStatus[] = ['succeeded', 'partial', 'failed'];
+
+/** The SQL of the ingest pipeline. Every write is safe to repeat: deliveries are at-least-once. */
+export function createPipelineDb(sql: Sql) {
+  return {
+    async job(id: string): Promise<PipelineJob | undefined> {
+      const [job] = await sql<(Omit<PipelineJob, 'document'> & { document_id: string | null })[]>`
+        select id, status, chunks_total, warnings, document_id from ingest_jobs where id = ${id}`;
+      if (!job) return undefined;
+      const [document] = job.document_id ? await sql<DocumentRow[]>`select * from documents where id = ${job.document_id}` : [];
+      return { id: job.id, status: job.status, chunks_total: job.chunks_total, warnings: job.warnings, document: document ?? null };
+    },
+
+    async markProcessing(id: string): Promise<void> {
+      await sql`update ingest_jobs set status = 'processing', updated_at = now() where id = ${id} and status = 'queued'`;
+    },
+
+    async updateFetched(documentId: string, fields: { content_type: string; size_bytes: number }): Promise<void> {
+      await sql`update documents set content_type = ${fields.content_type}, size_bytes = ${fields.size_bytes} where id = ${documentId}`;
+    },
+
+    /** Chunks and the job's total in one transaction: a job with a total has all its chunk rows. */
+    async saveChunks(jobId: string, documentId: string, chunks: NewChunk[], warnings: string[]): Promise<void> {
+      await sql.begin(async (tx) => {
+        for (let i = 0; i < chunks.length; i += 500) {
+          const rows = chunks
+            .slice(i, i + 500)
+            .map((chunk) => ({ ...chunk, document_id: documentId, metadata: tx.json(chunk.metadata as never) }));
+          await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
+                   on conflict do nothing`;
+        }
+        await tx`update ingest_jobs set chunks_total = ${chunks.length}, warnings = ${tx.json(warnings)}, updated_at = now()
+                  where id = ${jobId}`;
+      });
+    },
+
+    pendingChunks(documentId: string, from: number, to: number): Promise<ChunkRow[]> {
+      return sql<ChunkRow[]>`
+        select chunk_index, vector_id, chunk_type, text, metadata, image_path from document_chunks
+         where document_id = ${documentId} and chunk_index >= ${from} and chunk_index < ${to} and state = 'pending'
+         order by chunk_index`;
+    },
+
+    /** Index ranges of the chunks still pending, for (re)publishing their batches. */
+    async pendingIndexes(documentId: string): Promise<{ chunk_index: number; chunk_type: ChunkRow['chunk_type'] }[]> {
+      return sql`select chunk_index, chunk_type from document_chunks
+                  where document_id = ${documentId} and state = 'pending' order by chunk_index`;
+    },
+
+    async markDone(documentId: string, described: { index: number; text: string }[], indexes: number[]): Promise<void> {
+      for (const { index, text } of described) {
+        await sql`update document_chunks set text = ${text} where document_id = ${documentId} and chunk_index = ${index}`;
+      }
+      if (indexes.length === 0) return;
+      await sql`update document_chunks set state = 'done', error = null
+                 where document_id = ${documentId} and chunk_index = any(${indexes}::int[]) and state = 'pending'`;
+    },
+
+    async markFailed(documentId: string, indexes: number[], error: string): Promise<void> {
+      if (indexes.length === 0) return;
+      await sql`update document_chunks set state = 'failed', error = ${error}
+                 where document_id = ${documentId} and chunk_index = any(${indexes}::int[]) and state = 'pending'`;
+    },
+
+    /** Recounts from the chunk rows, so a repeated batch never counts twice. */
+    async refreshProgress(jobId: string, documentId: string): Promise<Progress> {
+      const [row] = await sql<{ total: number; pending: number; failed: number; indexed: number; errors: string[] }[]>`
+        select count(*)::int as total,
+               count(*) filter (where state = 'pending')::int as pending,
+               count(*) filter (where state = 'failed')::int as failed,
+               count(*) filter (where state = 'done' and coalesce(text, '') <> '')::int as indexed,
+               coalesce(array_agg(distinct error) filter (where state = 'failed'), '{}') as errors
+          from document_chunks where document_id = ${documentId}`;
+      const progress = row ?? { total: 0, pending: 0, failed: 0, indexed: 0, errors: [] };
+      await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
+                 where id = ${jobId} and status = 'processing'`;
+      await sql`update documents set chunk_count = ${progress.indexed} where id = ${documentId}`;
+      return progress;
+    },
+
+    /** Only one caller wins the move to a terminal status; the others see false. */
+    async finish(jobId: string, status: Exclude<JobStatus, 'queued' | 'processing'>, errorMessage: string | null): Promise<boolean> {
+      const rows = await sql`update ingest_jobs set status = ${status}, error_message = ${errorMessage}, updated_at = now()
+                              where id = ${jobId} and status in ('queued', 'processing') returning id`;
+      return rows.length > 0;
+    },
+
+    async vectorIds(documentId: string): Promise<string[]> {
+      const rows = await sql<{ vector_id: string }[]>`select vector_id from document_chunks where document_id = ${documentId}`;
+      return rows.map((row) => row.vector_id);
+    },
+
+    async documentExists(id: string): Promise<boolean> {
+      return (await sql`select 1 from documents where id = ${id}`).length > 0;
+    },
+
+    async deleteDocument(id: string): Promise<void> {
+      await sql`delete from documents where id = ${id}`;
+    },
+  };
+}
+
+export type PipelineDb = ReturnType<typeof createPipelineDb>;

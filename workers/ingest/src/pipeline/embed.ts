@@ -1,0 +1,98 @@
+import { describeCause } from '../../../../src/adapters/upstream-error.ts';
+import { namespaceFor } from '../../../../src/ingest/namespace.ts';
+import { encodeDocument } from '../../../../src/retrieval/sparse.ts';
+import type { ChunkRow, PipelineJob } from '../pipeline-db.ts';
+import type { Attempt, PipelineDeps } from './deps.ts';
+import { finishIfComplete } from './finish.ts';
+
+export interface VectorMetadata extends Record<string, unknown> {
+  document_id: string;
+  source: string;
+  chunk_index: number;
+  chunk_type: ChunkRow['chunk_type'];
+  text: string;
+  image_path?: string;
+  page?: number;
+}
+
+/**
+ * Step 2, once per batch: describe images, embed, upsert, mark done. Upserts by a
+ * deterministic id, so a retried batch overwrites what a crashed attempt wrote.
+ */
+export async function embedBatch(
+  deps: PipelineDeps,
+  job: PipelineJob & { document: NonNullable<PipelineJob['document']> },
+  range: { from: number; to: number },
+  attempt: Attempt,
+) {
+  const doc = job.document;
+  const rows = await deps.db.pendingChunks(doc.id, range.from, range.to);
+  const described: { index: number; text: string }[] = [];
+  const failed: { index: number; error: string }[] = [];
+
+  for (const row of rows) {
+    if (row.chunk_type !== 'image_description' || row.text !== null) continue;
+    try {
+      const text = await deps.models.describeImage(await deps.store.get(row.image_path as string));
+      described.push({ index: row.chunk_index, text });
+      row.text = text;
+    } catch (error) {
+      // Transient failures get QStash's retries; the last attempt records the loss instead.
+      if (!attempt.final) throw error;
+      console.error(`job ${job.id}: image chunk ${row.chunk_index} failed: ${describeCause(error)}`);
+      failed.push({ index: row.chunk_index, error: imageFailure(row) });
+    }
+  }
+
+  const ready = rows.filter((row) => !failed.some((f) => f.index === row.chunk_index));
+  // An image with nothing to say (no text, no description) is done but not indexed.
+  const indexable = ready.filter((row) => (row.text ?? '').trim() !== '');
+  if (indexable.length > 0) {
+    const dense = deps.models.embed ? await deps.models.embed(indexable.map((row) => row.text as string)) : undefined;
+    await deps.vectors.upsert<VectorMetadata>(
+      namespaceFor(doc.collection_id, doc.user_id),
+      indexable.map((row, i) => ({
+        id: row.vector_id,
+        ...(dense ? { vector: dense[i] } : {}),
+        sparseVector: encodeDocument(row.text as string),
+        metadata: vectorMetadata(doc.id, doc.name, row),
+      })),
+    );
+  }
+
+  await deps.db.markDone(
+    doc.id,
+    described.filter((d) => !failed.some((f) => f.index === d.index)),
+    ready.map((row) => row.chunk_index),
+  );
+  for (const { index, error } of failed) await deps.db.markFailed(doc.id, [index], error);
+
+  // The document may have been deleted while this batch ran: take back what was written.
+  if (!(await deps.db.documentExists(doc.id))) {
+    await deps.vectors.delete(
+      namespaceFor(doc.collection_id, doc.user_id),
+      indexable.map((row) => row.vector_id),
+    );
+    return;
+  }
+  await finishIfComplete(deps, job);
+}
+
+function vectorMetadata(documentId: string, name: string, row: ChunkRow): VectorMetadata {
+  const page = typeof row.metadata.page === 'number' ? row.metadata.page : undefined;
+  return {
+    document_id: documentId,
+    source: name,
+    chunk_index: row.chunk_index,
+    chunk_type: row.chunk_type,
+    text: row.text as string,
+    ...(row.image_path ? { image_path: row.image_path } : {}),
+    ...(page ? { page } : {}),
+  };
+}
+
+function imageFailure(row: ChunkRow): string {
+  const page = row.metadata.page;
+  const kind = row.metadata.origin === 'scanned_page' ? 'scanned page' : 'figure';
+  return typeof page === 'number' ? `the ${kind} on page ${page} could not be described` : `a ${kind} could not be described`;
+}

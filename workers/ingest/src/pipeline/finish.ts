@@ -1,0 +1,42 @@
+import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
+import type { DocumentRow } from '../../../../src/db/documents.ts';
+import type { PipelineJob } from '../pipeline-db.ts';
+import type { PipelineDeps } from './deps.ts';
+
+/**
+ * Step 3, run by whichever batch leaves nothing pending. The terminal update is
+ * conditional, so of two batches finishing together exactly one decides.
+ */
+export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { document: DocumentRow }) {
+  const progress = await deps.db.refreshProgress(job.id, job.document.id);
+  if (progress.pending > 0) return;
+
+  const problems = [...job.warnings];
+  if (progress.failed > 0) {
+    problems.unshift(`${progress.failed} of ${progress.total} chunks failed (${progress.errors.join('; ')})`);
+  }
+  if (progress.indexed === 0) {
+    await failJob(
+      deps,
+      job.id,
+      job.document,
+      progress.failed > 0 ? `Nothing could be indexed: ${problems.join('; ')}` : 'The document has no text that could be indexed',
+    );
+    return;
+  }
+  if (problems.length > 0) await deps.db.finish(job.id, 'partial', `Partly ingested: ${problems.join('; ')}`);
+  else await deps.db.finish(job.id, 'succeeded', null);
+}
+
+/** A failed job leaves nothing behind but itself: its document, files and vectors go. */
+export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRow | null, message: string) {
+  // Clean-up before the status: if it fails, the step is retried and cleans up again.
+  if (doc) {
+    const namespace = namespaceFor(doc.collection_id, doc.user_id);
+    const ids = await deps.db.vectorIds(doc.id);
+    if (ids.length > 0) await deps.vectors.delete(namespace, ids);
+    await deps.store.removeFolder(documentFolder(namespace, doc.id));
+    await deps.db.deleteDocument(doc.id);
+  }
+  await deps.db.finish(jobId, 'failed', message);
+}

@@ -1,0 +1,58 @@
+import { FetchFailed, FetchRefused } from '../../../../src/ingest/guarded-fetch.ts';
+import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '../../../../src/ingest/sniff.ts';
+import type { DocumentRow } from '../../../../src/db/documents.ts';
+import { ParseError } from '../parsers/types.ts';
+import type { PipelineDeps } from './deps.ts';
+
+export const MAX_SOURCE_BYTES = 50 * 1024 * 1024;
+
+const TYPE_BY_MEDIA: Record<string, DocType> = {
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'text/markdown': 'md',
+  'text/x-markdown': 'md',
+  'text/plain': 'txt',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+};
+
+export interface Source {
+  type: DocType;
+  bytes: Uint8Array;
+  /** The Content-Type header of a fetched page, for its charset. */
+  contentType: string | null;
+  url?: string;
+}
+
+/** The document's bytes and type: the stored original, or the page fetched now. */
+export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<Source> {
+  if (doc.source_kind === 'upload') {
+    const bytes = await deps.store.get(doc.storage_path as string);
+    const type = typeFromExtension(doc.storage_path as string);
+    if (!type) throw new ParseError('unsupported', 'The file type is not supported');
+    return { type, bytes, contentType: doc.content_type };
+  }
+
+  const page = await deps.fetchUrl(doc.source_url as string).catch((error: unknown) => {
+    if (error instanceof FetchRefused || error instanceof FetchFailed) throw new ParseError('unsupported', error.message);
+    throw error;
+  });
+  const type = typeOfPage(page.contentType, page.url, page.bytes);
+  await deps.db.updateFetched(doc.id, { content_type: CONTENT_TYPES[type], size_bytes: page.bytes.byteLength });
+  return { type, bytes: page.bytes, contentType: page.contentType, url: page.url };
+}
+
+/** A page says what it is in Content-Type; the URL's extension decides for generic types. The bytes must agree. */
+function typeOfPage(contentType: string | null, url: string, bytes: Uint8Array): DocType {
+  const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const fromPath = typeFromExtension(new URL(url).pathname);
+  const type = TYPE_BY_MEDIA[media] ?? (media === '' || media === 'application/octet-stream' ? fromPath : null);
+  if (!type) throw new ParseError('unsupported', `The URL serves ${media || 'an unknown type'}, which cannot be ingested`);
+  if (type === 'html') return type;
+  const check = detectUploadType(`page.${type}`, bytes, true);
+  if (!check.ok) throw new ParseError('unsupported', `The URL's content does not match its declared type: ${check.reason}`);
+  return check.type;
+}
