@@ -12,6 +12,8 @@ async function main() {
     databaseUrl: process.env.DATABASE_URL || undefined,
     apiPort: Number(process.env.DEVSTACK_API_PORT ?? 54321),
     postgresPort: Number(process.env.DEVSTACK_PG_PORT ?? 54322),
+    // A user's machine downloads the embedding model once; DEVSTACK_OFFLINE=1 never tries.
+    allowModelDownload: process.env.DEVSTACK_OFFLINE !== '1',
     log: (line) => console.log(`[devstack] ${line}`),
   });
   const workers: RunningWorker[] = [];

@@ -4,6 +4,9 @@ export type FaultyService = 'storage' | 'qstash' | 'vector' | 'models';
 
 interface Fault {
   status: number;
+  /** Only requests whose path contains this fail, so concurrent tests are not hit. */
+  match?: string;
+  method?: string;
   /** Requests left to fail; Infinity until cleared. */
   remaining: number;
 }
@@ -21,17 +24,30 @@ export function createFaults() {
     async (c, next) => {
       const fault = faults.get(service);
       if (!fault || fault.remaining <= 0) return next();
+      if (fault.method && c.req.method !== fault.method.toUpperCase()) return next();
+      if (fault.match && !decodeURIComponent(new URL(c.req.url).pathname).includes(fault.match)) return next();
       fault.remaining -= 1;
       return c.json({ error: `${service} unavailable (injected fault)` }, fault.status as 500);
     };
 
   const app = new Hono();
   app.post('/', async (c) => {
-    const body = (await c.req.json().catch(() => ({}))) as { service?: FaultyService; status?: number; count?: number };
+    const body = (await c.req.json().catch(() => ({}))) as {
+      service?: FaultyService;
+      status?: number;
+      count?: number;
+      match?: string;
+      method?: string;
+    };
     if (!body.service || !['storage', 'qstash', 'vector', 'models'].includes(body.service)) {
       return c.json({ error: 'service must be storage, qstash, vector or models' }, 400);
     }
-    faults.set(body.service, { status: body.status ?? 503, remaining: body.count ?? Number.POSITIVE_INFINITY });
+    faults.set(body.service, {
+      status: body.status ?? 503,
+      remaining: body.count ?? Number.POSITIVE_INFINITY,
+      match: body.match,
+      method: body.method,
+    });
     return c.json({ ok: true });
   });
   app.delete('/', (c) => {

@@ -30,6 +30,8 @@ export interface DevstackOptions {
   qstashBackoffMs?: (retry: number) => number;
   /** Embedding model directory or hub id; default: see devstack/models. */
   embeddingModel?: string;
+  /** Fetch the embedding model from the hub once, when it is not in the cache (needs internet). */
+  allowModelDownload?: boolean;
   log?: (line: string) => void;
 }
 
@@ -89,13 +91,9 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     apiKey: secrets.modelApiKey,
     embeddingModel: options.embeddingModel ?? process.env.DEVSTACK_EMBEDDING_MODEL,
     cacheDir: join(options.dataDir, 'models'),
+    allowDownload: options.allowModelDownload ?? false,
     log,
   });
-  log(
-    models.embeddings
-      ? `dense embeddings: ${models.embeddings.model} (${models.embeddings.dimension} dimensions)`
-      : `dense embeddings unavailable (${models.embeddingsUnavailableReason ?? 'no model'}); retrieval uses sparse vectors only`,
-  );
   const vector = await createVectorServer({
     token: secrets.vectorToken,
     dataDir: join(dataDir, 'vector'),
@@ -187,9 +185,10 @@ async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket:
     headers: { apikey: serviceRoleKey, authorization: `Bearer ${serviceRoleKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ id: bucket, name: bucket, public: false, file_size_limit: 50 * 1024 * 1024 }),
   });
-  if (!response.ok && response.status !== 409 && response.status !== 400) {
-    throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${await response.text()}`);
-  }
+  if (response.ok) return;
+  // Like the real API, Storage answers "already exists" as a 400 whose body says 409.
+  const body = (await response.json().catch(() => ({}))) as { statusCode?: string };
+  if (body.statusCode !== '409') throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${JSON.stringify(body)}`);
 }
 
 function listen(app: Hono, hostname: string, port: number) {

@@ -20,7 +20,7 @@ export default defineConfig({
           name: 'pglite',
           root: 'test',
           include: ['**/*.test.ts'],
-          exclude: ['unit/**', 'devstack/**'],
+          exclude: ['unit/**', 'devstack/**', 'api/ingest-faults.test.ts'],
           globalSetup: ['support/global-setup.ts'],
         },
       },
@@ -28,7 +28,8 @@ export default defineConfig({
         test: {
           name: 'postgres',
           root: 'test',
-          include: ['api/concurrency.test.ts', 'api/sharing.test.ts'],
+          // Also the injected-outage tests: no other file here ingests, so the outages hit nothing else.
+          include: ['api/concurrency.test.ts', 'api/sharing.test.ts', 'api/ingest-faults.test.ts'],
           globalSetup: ['support/global-setup.ts'],
         },
       },

@@ -7,13 +7,30 @@ import type { DnsZone } from './test-zone.ts';
 export interface DohOptions {
   /** Names answered from this table instead of real DNS; see DEFAULT_TEST_ZONE for the format. */
   zone?: DnsZone;
-  /** How long to wait for the machine's DNS servers; offline they never answer. */
+  /** How long to wait for the machine's DNS servers; offline they may never answer. */
   upstreamTimeoutMs?: number;
+  /** DNS servers to ask for names outside the zone, instead of the machine's. */
+  upstreamServers?: string[];
 }
 
-const TYPE_BY_NAME: Record<string, number> = { A: RRTYPE.A, AAAA: RRTYPE.AAAA, CNAME: RRTYPE.CNAME };
+// Other common types are recognised so that asking for them gets NOTIMP, not a 400.
+const TYPE_BY_NAME: Record<string, number> = {
+  A: RRTYPE.A,
+  NS: 2,
+  CNAME: RRTYPE.CNAME,
+  SOA: 6,
+  PTR: 12,
+  MX: 15,
+  TXT: 16,
+  AAAA: RRTYPE.AAAA,
+  SRV: 33,
+  HTTPS: 65,
+  CAA: 257,
+};
+const SUPPORTED_TYPES = new Set<number>(Object.values(RRTYPE));
 const ZONE_TTL = 300;
 const MAX_CHAIN = 8;
+const RESERVED_TLDS = ['test', 'invalid'];
 
 /**
  * The JSON DNS-over-HTTPS API of https://cloudflare-dns.com/dns-query (A, AAAA and
@@ -22,13 +39,21 @@ const MAX_CHAIN = 8;
  */
 export function createDohApp(options: DohOptions = {}): Hono {
   const zone = new Map(Object.entries(options.zone ?? {}).map(([name, values]) => [normaliseName(name), values]));
-  const system = createSystemResolver({ timeoutMs: options.upstreamTimeoutMs, follow: answer });
+  const system = createSystemResolver({
+    timeoutMs: options.upstreamTimeoutMs,
+    servers: options.upstreamServers,
+    follow: answer,
+  });
 
   // Zone names and real names may alias each other, so one depth count covers the whole chain.
   async function answer(name: string, type: number, depth: number): Promise<ZoneAnswer> {
     if (depth > MAX_CHAIN) return { status: RCODE.SERVFAIL, answers: [] };
     const values = zone.get(name);
-    if (!values) return system(name, type, depth);
+    if (!values) {
+      // RFC 6761: .test and .invalid never exist in real DNS, so the answer needs no network.
+      if (RESERVED_TLDS.some((tld) => name === tld || name.endsWith(`.${tld}`))) return { status: RCODE.NXDOMAIN, answers: [] };
+      return system(name, type, depth);
+    }
     const alias = values.find((value) => isIP(value) === 0);
     if (alias !== undefined) {
       const target = normaliseName(alias);
@@ -54,9 +79,7 @@ export function createDohApp(options: DohOptions = {}): Hono {
       return c.json({ error: `Invalid query type \`${rawType}\`` }, 400);
     }
     const name = normaliseName(rawName);
-    const result = Object.values(RRTYPE).includes(type as 1)
-      ? await answer(name, type, 1)
-      : { status: RCODE.NOTIMP, answers: [] };
+    const result = SUPPORTED_TYPES.has(type) ? await answer(name, type, 1) : { status: RCODE.NOTIMP, answers: [] };
     return c.json(dohBody(name, type, result), 200, { 'content-type': 'application/dns-json' });
   });
   return app;

@@ -5,16 +5,27 @@ import { type DnsAnswer, normaliseName, RCODE, RRTYPE, type ZoneAnswer } from '.
 /** Looks a name up for one record type, in the shape the DoH server sends back; depth counts CNAMEs followed so far. */
 export type LookupName = (name: string, type: number, depth: number) => Promise<ZoneAnswer>;
 
+export interface SystemResolverOptions {
+  /** Per query; offline, the machine's DNS servers may never answer. */
+  timeoutMs?: number;
+  /** DNS servers to ask instead of the machine's (tests use a dead one). */
+  servers?: string[];
+  /** Resolves a CNAME target, through the zone first. */
+  follow: LookupName;
+}
+
 /**
  * Answers from the machine's own DNS servers through c-ares, as a public resolver
- * would. c-ares does not read /etc/hosts, so a name the servers do not know falls
- * back to getaddrinfo; that keeps `localhost` and any hosts-file names resolving the
- * way the rest of the machine sees them.
+ * would. c-ares does not read /etc/hosts, so `localhost` (RFC 6761: always loopback,
+ * never sent to DNS) and names the servers do not know go to getaddrinfo, which
+ * resolves them the way the rest of the machine does.
  */
-export function createSystemResolver(options: { timeoutMs?: number; follow: LookupName }): LookupName {
+export function createSystemResolver(options: SystemResolverOptions): LookupName {
   const resolver = new dns.Resolver({ timeout: options.timeoutMs ?? 2000, tries: 1 });
+  if (options.servers) resolver.setServers(options.servers);
 
   return async (name, type, depth) => {
+    if (name === 'localhost' || name.endsWith('.localhost')) return fromHostsFile(name, type);
     try {
       if (type === RRTYPE.CNAME) {
         const targets = await resolver.resolveCname(name);

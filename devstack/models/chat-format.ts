@@ -67,7 +67,8 @@ export function chunkWriter(meta: CompletionMeta, includeUsage: boolean) {
     ...(includeUsage ? { usage: usage ?? null } : {}),
   });
   return {
-    role: () => chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]),
+    role: () =>
+      chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]),
     content: (text: string) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]),
     finish: (reason: FinishReason) => chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: reason }]),
     usage: (usage: Usage) => chunk([], usage),
@@ -107,6 +108,6 @@ export function sseResponse(
   });
   return new Response(body, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
   });
 }

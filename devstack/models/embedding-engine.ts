@@ -31,9 +31,32 @@ export async function loadEmbeddingEngine(source: EmbeddingSource, cacheDir: str
   const tokenizer = await AutoTokenizer.from_pretrained(source.id, options);
   const model = await AutoModel.from_pretrained(source.id, { ...options, dtype: source.dtype, device: 'cpu' });
 
-  const declared = [tokenizer.model_max_length, (model.config as { max_position_embeddings?: number }).max_position_embeddings];
+  const declared = [
+    source.maxTokens,
+    tokenizer.model_max_length,
+    (model.config as { max_position_embeddings?: number }).max_position_embeddings,
+  ];
   const limits = declared.filter((n): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0 && n < 1e6);
   const maxTokens = limits.length > 0 ? Math.min(...limits) : FALLBACK_MAX_TOKENS;
+
+  const specialIds = new Set(tokenizer.all_special_ids);
+  /**
+   * transformers.js truncates after adding special tokens, which cuts the closing [SEP] (or </s>) off long
+   * inputs; the Python tokenizers, which these models were trained and evaluated with, keep it. Put it back.
+   */
+  function restoreClosingTokens(texts: string[], ids: Tensor): void {
+    const [rows, width] = ids.dims as [number, number];
+    if (width < maxTokens) return;
+    const data = ids.data as BigInt64Array;
+    for (let row = 0; row < rows; row++) {
+      const last = data[row * width + width - 1] as bigint;
+      if (specialIds.has(Number(last))) continue;
+      const full = tokenizer.encode(texts[row] as string);
+      const closing = full.at(-1);
+      if (full.length > maxTokens && closing !== undefined && specialIds.has(closing))
+        data[row * width + width - 1] = BigInt(closing);
+    }
+  }
 
   // One batch at a time: the machine is small and ONNX Runtime already uses every core for one run.
   let queue: Promise<unknown> = Promise.resolve();
@@ -45,9 +68,10 @@ export async function loadEmbeddingEngine(source: EmbeddingSource, cacheDir: str
 
   async function embedBatch(texts: string[]): Promise<{ vectors: Float32Array[]; tokens: number }> {
     const inputs = tokenizer(texts, { padding: true, truncation: true, max_length: maxTokens });
+    restoreClosingTokens(texts, inputs.input_ids as Tensor);
     const outputs = (await model(inputs)) as Record<string, Tensor | undefined>;
     const hidden = outputs.last_hidden_state ?? outputs.token_embeddings;
-    if (!hidden || hidden.dims.length !== 3) {
+    if (hidden?.dims.length !== 3) {
       throw new Error(`embedding model returned no token embeddings (outputs: ${Object.keys(outputs).join(', ')})`);
     }
     const mask = inputs.attention_mask as Tensor;

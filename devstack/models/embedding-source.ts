@@ -13,6 +13,8 @@ export interface EmbeddingSource {
   kind: 'directory' | 'hub';
   dtype: EmbeddingDtype;
   pooling: Pooling;
+  /** sentence-transformers' max_seq_length, which can be below what the tokenizer allows (256 for all-MiniLM-L6-v2). */
+  maxTokens?: number;
   /** A hub id that is not cached yet and may be downloaded. */
   download: boolean;
 }
@@ -20,6 +22,8 @@ export interface EmbeddingSource {
 export type ResolvedSource = { source: EmbeddingSource } | { unavailable: string };
 
 export const DEFAULT_HUB_MODEL = 'Xenova/all-MiniLM-L6-v2';
+// transformers.js does not fetch sentence_bert_config.json, so a downloaded model would lose its length limit.
+const KNOWN_MAX_SEQ_LENGTH: Record<string, number> = { [DEFAULT_HUB_MODEL]: 256 };
 
 // transformers.js names its weights onnx/model{suffix}.onnx; full precision first, since it is the reference.
 const WEIGHTS: [EmbeddingDtype, string][] = [
@@ -46,7 +50,8 @@ export async function resolveEmbeddingSource(options: ResolveOptions): Promise<R
   const wanted = options.embeddingModel?.trim();
   if (wanted) {
     if (await isDirectory(wanted)) return fromDirectory(resolve(wanted));
-    if (!HUB_ID.test(wanted)) return { unavailable: `embedding model '${wanted}' is neither a directory nor a hub id (owner/name)` };
+    if (!HUB_ID.test(wanted))
+      return { unavailable: `embedding model '${wanted}' is neither a directory nor a hub id (owner/name)` };
     return fromHub(wanted, options);
   }
   const found = await findSharedModel(options.sharedModelsDir);
@@ -60,7 +65,8 @@ async function fromDirectory(dir: string): Promise<ResolvedSource> {
   const dtype = (await weightsIn(dir)) as EmbeddingDtype;
   const pooling = await poolingOf(dir);
   if (typeof pooling !== 'string') return { unavailable: `${dir}: ${pooling.unsupported}` };
-  return { source: { id: dir, name: basename(dir), kind: 'directory', dtype, pooling, download: false } };
+  const maxTokens = await maxSeqLength(dir);
+  return { source: { id: dir, name: basename(dir), kind: 'directory', dtype, pooling, maxTokens, download: false } };
 }
 
 async function fromHub(id: string, options: ResolveOptions, context?: string): Promise<ResolvedSource> {
@@ -70,14 +76,16 @@ async function fromHub(id: string, options: ResolveOptions, context?: string): P
     const dtype = (await weightsIn(cached)) as EmbeddingDtype;
     const pooling = await poolingOf(cached);
     if (typeof pooling !== 'string') return { unavailable: `${cached}: ${pooling.unsupported}` };
-    return { source: { id, name: id, kind: 'hub', dtype, pooling, download: false } };
+    const maxTokens = (await maxSeqLength(cached)) ?? KNOWN_MAX_SEQ_LENGTH[id];
+    return { source: { id, name: id, kind: 'hub', dtype, pooling, maxTokens, download: false } };
   }
   if (!options.allowDownload) {
     const prefix = context ? `${context}, and ` : '';
     return { unavailable: `${prefix}${id} is not in the cache at ${options.cacheDir} (model downloads are off)` };
   }
-  // Xenova's exports are mean-pooled sentence-transformers models; the pooling file is not part of what is fetched.
-  return { source: { id, name: id, kind: 'hub', dtype: 'fp32', pooling: 'mean', download: true } };
+  // Xenova's exports are mean-pooled sentence-transformers models; their pooling and length files are not fetched.
+  const maxTokens = KNOWN_MAX_SEQ_LENGTH[id];
+  return { source: { id, name: id, kind: 'hub', dtype: 'fp32', pooling: 'mean', maxTokens, download: true } };
 }
 
 async function missingFiles(dir: string): Promise<string | undefined> {
@@ -102,6 +110,12 @@ async function poolingOf(dir: string): Promise<Pooling | { unsupported: string }
   if (config.pooling_mode_cls_token === true) return 'cls';
   const mode = Object.keys(config).find((key) => key.startsWith('pooling_mode_') && config[key] === true);
   return { unsupported: `pooling ${mode ?? 'unknown'} is not supported (only mean and cls)` };
+}
+
+async function maxSeqLength(dir: string): Promise<number | undefined> {
+  const config = await readJson(join(dir, 'sentence_bert_config.json'));
+  const value = config?.max_seq_length;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 /**

@@ -63,7 +63,8 @@ export function checkImage(bytes: Uint8Array, limits: ImageLimits, param: string
   const info = sniffImage(bytes);
   if (!info) throw invalidRequest('unsupported image format: send PNG, JPEG, BMP, WebP or PNM', param, 'invalid_image_format');
   if (info.width !== undefined && info.height !== undefined) {
-    if (info.width < 1 || info.height < 1) throw invalidRequest(`image has an empty size (${info.width}x${info.height})`, param, 'invalid_image');
+    if (info.width < 1 || info.height < 1)
+      throw invalidRequest(`image has an empty size (${info.width}x${info.height})`, param, 'invalid_image');
     if (info.width * info.height > limits.maxPixels) {
       throw invalidRequest(
         `image is ${info.width}x${info.height} pixels; the limit is ${limits.maxPixels} pixels`,
@@ -90,7 +91,8 @@ export async function loadImageUrl(url: string, limits: ImageLimits, param: stri
     if (!match) throw invalidRequest('malformed data URL', param, 'invalid_image_url');
     if (!/;base64$/i.test(match[2] ?? '')) throw invalidRequest('data URLs must be base64-encoded', param, 'invalid_image_url');
     const payload = (match[3] ?? '').replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(payload)) throw invalidRequest('data URL is not valid base64', param, 'invalid_image_url');
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(payload))
+      throw invalidRequest('data URL is not valid base64', param, 'invalid_image_url');
     if ((payload.length * 3) / 4 > limits.maxBytes + 3) {
       throw invalidRequest(`image is larger than the limit of ${limits.maxBytes} bytes`, param, 'image_too_large');
     }
@@ -117,7 +119,11 @@ export async function loadImageUrl(url: string, limits: ImageLimits, param: stri
     // No redirects: one could lead off this machine.
     response = await fetch(parsed, { redirect: 'manual', signal: AbortSignal.timeout(limits.fetchTimeoutMs) });
   } catch (error) {
-    throw invalidRequest(`could not fetch the image: ${error instanceof Error ? error.message : String(error)}`, param, 'invalid_image_url');
+    throw invalidRequest(
+      `could not fetch the image: ${error instanceof Error ? error.message : String(error)}`,
+      param,
+      'invalid_image_url',
+    );
   }
   if (!response.ok) {
     await response.body?.cancel();

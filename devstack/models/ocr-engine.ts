@@ -59,8 +59,8 @@ export function cleanOcrText(raw: string): string {
         .filter((line) => line.length > 0)
         .reduce((text, line) => {
           if (text === '') return line;
-          // "func-" + "tion": a break inside a word; a capital or digit after the hyphen means a real one.
-          if (/\p{Ll}-$/u.test(text) && /^\p{Ll}/u.test(line)) return text.slice(0, -1) + line;
+          // "func-" + "tion" is a word broken at the margin; "Self-" + "Service" keeps its hyphen.
+          if (/\p{L}-$/u.test(text)) return /^\p{Ll}/u.test(line) ? text.slice(0, -1) + line : text + line;
           return `${text} ${line}`;
         }, ''),
     )
@@ -116,7 +116,7 @@ export function createOcrEngine(options: OcrOptions): OcrEngine {
       timer = setTimeout(() => reject(new Error(`OCR job took longer than ${jobTimeoutMs} ms`)), jobTimeoutMs);
     });
     try {
-      const result = await Promise.race([w.recognize(image), timeout]);
+      const result = await Promise.race([w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength)), timeout]);
       return cleanOcrText(result.data.text);
     } catch (error) {
       if (String(error).includes('attempting to read image')) throw new UnreadableImageError();

@@ -26,8 +26,7 @@ function sameKey(given: string, expected: string): boolean {
 
 function bearerOf(c: Context): string | undefined {
   const header = c.req.header('Authorization');
-  if (header === undefined) return undefined;
-  return header.replace(/^Bearer\s+/i, '').trim();
+  return header?.replace(/^Bearer\s+/i, '').trim() || undefined;
 }
 
 /**
@@ -37,9 +36,16 @@ function bearerOf(c: Context): string | undefined {
  * devstack cannot verify, and Storage answers an unverifiable JWT with AccessDenied.
  */
 export function authorize(c: Context, keys: ApiKeys): Role {
+  const role = authorizeIfPresent(c, keys);
+  if (!role) throw new GatewayError('No API key found in request');
+  return role;
+}
+
+/** As authorize, but a request carrying no key at all is let through as unauthenticated (undefined). */
+export function authorizeIfPresent(c: Context, keys: ApiKeys): Role | undefined {
   const apikey = c.req.header('apikey') ?? c.req.query('apikey');
   const bearer = bearerOf(c);
-  if (!apikey && !bearer) throw new GatewayError('No API key found in request');
+  if (!apikey && !bearer) return undefined;
 
   const isService = (value: string | undefined) => value !== undefined && sameKey(value, keys.serviceRoleKey);
   const isAnon = (value: string | undefined) => value !== undefined && sameKey(value, keys.anonKey);

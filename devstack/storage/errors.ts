@@ -25,8 +25,7 @@ export class StorageError extends Error {
 
 export const noSuchBucket = () => new StorageError(404, 'NoSuchBucket', 'Bucket not found', 'Bucket not found');
 export const noSuchKey = () => new StorageError(404, 'NoSuchKey', 'Object not found', 'not_found');
-export const bucketAlreadyExists = () =>
-  new StorageError(409, 'BucketAlreadyExists', 'The resource already exists', 'Duplicate');
+export const bucketAlreadyExists = () => new StorageError(409, 'BucketAlreadyExists', 'The resource already exists', 'Duplicate');
 export const keyAlreadyExists = () => new StorageError(409, 'KeyAlreadyExists', 'The resource already exists', 'Duplicate');
 export const bucketNotEmpty = () => new StorageError(409, 'ResourceNotEmpty', 'The bucket you tried to delete is not empty');
 export const invalidBucketName = () => new StorageError(400, 'InvalidBucketName', 'Bucket name invalid', 'Invalid Input');

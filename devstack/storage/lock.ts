@@ -7,7 +7,7 @@ export class KeyedMutex {
 
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(task, task);
+    const result = previous.then(() => task());
     const tail = result.catch(() => undefined);
     this.#tails.set(key, tail);
     try {

@@ -37,6 +37,15 @@ export function assertObjectKey(key: unknown): string {
   return key;
 }
 
+export function isValidObjectKey(key: string): boolean {
+  try {
+    assertObjectKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Files the store keeps beside a key's data start with `~`; escaping `~` and `%` in key
  * segments keeps every stored segment from colliding with them, and stays reversible.
@@ -46,7 +55,7 @@ export function encodeSegment(segment: string): string {
 }
 
 export function decodeSegment(segment: string): string {
-  return segment.replace(/%7E|%25/g, (escape) => (escape === '%7E' ? '~' : '%'));
+  return segment.replace(/%7E|%25/g, (sequence) => (sequence === '%7E' ? '~' : '%'));
 }
 
 /** Names the store uses for itself: never produced by encodeSegment, never a bucket name. */

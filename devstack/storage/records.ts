@@ -37,7 +37,7 @@ export interface ObjectRecord {
   user_metadata: Record<string, unknown> | null;
 }
 
-const isMissing = (error: unknown) =>
+export const isMissing = (error: unknown) =>
   error instanceof Error && 'code' in error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
 
 /** The parsed file, or undefined when it does not exist. */
@@ -68,5 +68,3 @@ export async function writeJsonFileAtomic(file: string, value: unknown, tmpPath:
     throw error;
   }
 }
-
-export { isMissing };

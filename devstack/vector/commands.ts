@@ -56,7 +56,8 @@ const fetch: Command = ({ state, namespace, body }) => {
       return record ? renderVector(record, includes) : null;
     });
   }
-  if (typeof request.prefix === 'string') return (store?.withPrefix(request.prefix) ?? []).map((record) => renderVector(record, includes));
+  if (typeof request.prefix === 'string')
+    return (store?.withPrefix(request.prefix) ?? []).map((record) => renderVector(record, includes));
   throw badRequest('fetch needs ids or a prefix');
 };
 
@@ -98,7 +99,8 @@ const range: Command = ({ state, namespace, body }) => {
 function parseCursor(value: unknown): number {
   if (value === undefined || value === null || value === '') return 0;
   const text = String(value);
-  if (!/^\d+$/.test(text)) throw badRequest(`invalid cursor '${text}': pass "0" to start, then the nextCursor of the previous page`);
+  if (!/^\d+$/.test(text))
+    throw badRequest(`invalid cursor '${text}': pass "0" to start, then the nextCursor of the previous page`);
   return Number(text);
 }
 

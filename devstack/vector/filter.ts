@@ -295,7 +295,8 @@ function resolve(metadata: Metadata | undefined, path: PathStep[]): unknown {
   let value: unknown = metadata;
   for (const step of path) {
     if ('field' in step) {
-      if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, step.field)) return undefined;
+      if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, step.field))
+        return undefined;
       value = (value as Record<string, unknown>)[step.field];
     } else {
       if (!Array.isArray(value)) return undefined;

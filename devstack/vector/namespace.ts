@@ -202,7 +202,7 @@ export class NamespaceStore {
   private addDense(records: StoredVector[]): void {
     if (!this.dense || records.length === 0) return;
     const rows = new Float32Array(records.length * this.shape.dimension);
-    records.forEach((record, i) => rows.set(record.vector!, i * this.shape.dimension));
+    for (const [i, record] of records.entries()) rows.set(record.vector!, i * this.shape.dimension);
     this.dense.add(
       records.map((record) => record.key),
       rows,
@@ -231,8 +231,9 @@ export class NamespaceStore {
       for (;;) {
         const found = dense.search(vector, k).filter((match) => accepted.has(match.key));
         if (found.length >= topK) return found.slice(0, topK);
-        if (k >= total) break;
-        k = Math.min(total, k * 2);
+        // Searching the whole graph would cost more than scoring the candidates exactly.
+        if (k * 2 >= total) break;
+        k *= 2;
       }
     }
     return candidates

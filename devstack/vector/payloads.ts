@@ -72,7 +72,8 @@ export function parseSparse(value: unknown): SparseVector {
     if (seen.has(index)) throw badRequest(`sparseVector has duplicate index ${index}`);
     seen.add(index);
   }
-  if (!values.every((x) => typeof x === 'number' && Number.isFinite(x))) throw badRequest('sparseVector values must be finite numbers');
+  if (!values.every((x) => typeof x === 'number' && Number.isFinite(x)))
+    throw badRequest('sparseVector values must be finite numbers');
   // Stored as 32-bit floats, like Upstash does.
   return { indices: [...(indices as number[])], values: (values as number[]).map(Math.fround) };
 }
@@ -154,7 +155,8 @@ export function parseUpdate(body: unknown, shape: IndexShape): UpdateRequest {
 function oneOf<T extends string>(body: Json, field: string, allowed: readonly T[], fallback: T): T {
   const value = body[field];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string' || !allowed.includes(value as T)) throw badRequest(`${field} must be one of ${allowed.join(', ')}`);
+  if (typeof value !== 'string' || !allowed.includes(value as T))
+    throw badRequest(`${field} must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -168,7 +170,8 @@ export function parseQuery(item: Json, shape: IndexShape): VectorQuery {
   if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 1 || topK > maxTopK) {
     throw badRequest(`topK must be an integer between 1 and ${maxTopK}`);
   }
-  if (item.filter !== undefined && item.filter !== null && typeof item.filter !== 'string') throw badRequest('filter must be a string');
+  if (item.filter !== undefined && item.filter !== null && typeof item.filter !== 'string')
+    throw badRequest('filter must be a string');
   const filter = typeof item.filter === 'string' && item.filter.trim() !== '' ? parseFilter(item.filter) : undefined;
   const weighting = item.weightingStrategy;
   if (weighting !== undefined && weighting !== null && weighting !== 'IDF') throw badRequest('weightingStrategy must be IDF');

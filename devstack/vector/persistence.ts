@@ -128,7 +128,11 @@ export class VectorPersistence {
     await writeDurably(`${manifestPath}.tmp`, JSON.stringify(next));
     await rename(`${manifestPath}.tmp`, manifestPath);
     this.manifest = next;
-    await Promise.all(superseded.flatMap((base) => ['ndjson', 'f32', 'usearch'].map((ext) => rm(join(this.dir, `${base}.${ext}`), { force: true }))));
+    await Promise.all(
+      superseded.flatMap((base) =>
+        ['ndjson', 'f32', 'usearch'].map((ext) => rm(join(this.dir, `${base}.${ext}`), { force: true })),
+      ),
+    );
   }
 
   private async removeUnreferenced(): Promise<void> {

@@ -110,7 +110,10 @@ async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSigna
       await response.body?.cancel();
       throw new FetchFailed('http_status', `The URL could not be reached (HTTP ${response.status})`, response.status);
     }
-    const bytes = await readCapped(response, opts.maxBytes);
+    const bytes = await readCapped(response, opts.maxBytes).catch((error: unknown) => {
+      if (error instanceof FetchRefused || signal.aborted) throw error;
+      throw new FetchFailed('unreachable', 'The connection was lost while the page was downloading');
+    });
     return { url: url.href, status: response.status, contentType: response.headers.get('content-type'), bytes };
   }
 }

@@ -165,9 +165,8 @@ export function parseIPv4Host(host: string): number | 'invalid' | null {
 function parseIPv4Number(part: string): number | null {
   if (part === '') return null;
   if (/^0x[0-9a-f]*$/i.test(part)) return part.length === 2 ? 0 : Number.parseInt(part.slice(2), 16);
-  if (/^0[0-7]+$/.test(part)) return Number.parseInt(part.slice(1), 8);
-  if (/^\d+$/.test(part)) return Number(part);
-  return null;
+  if (/^0\d/.test(part)) return /^0[0-7]+$/.test(part) ? Number.parseInt(part.slice(1), 8) : null;
+  return /^\d+$/.test(part) ? Number(part) : null;
 }
 
 function parseDottedQuad(text: string): number | null {

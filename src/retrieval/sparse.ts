@@ -47,7 +47,10 @@ const TOKEN_PATTERN = new RegExp(`${IDEOGRAPH}|${WORD}(?:${JOINER}${WORD})*`, 'g
  */
 export function tokenize(text: string): string[] {
   // NFKC folds PDF ligatures ("ﬁ") and full-width forms into the letters people type.
-  const normalised = text.normalize('NFKC').toLowerCase().replace(/[\u2018\u2019\u02bc]/gu, "'");
+  const normalised = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc]/gu, "'");
   const tokens: string[] = [];
   for (const match of normalised.matchAll(TOKEN_PATTERN)) {
     let token = match[0];

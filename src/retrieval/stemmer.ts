@@ -110,7 +110,12 @@ function endsCvc(stem: string): boolean {
   if (n < 3) return false;
   const last = stem[n - 1];
   return (
-    isConsonant(stem, n - 1) && !isConsonant(stem, n - 2) && isConsonant(stem, n - 3) && last !== 'w' && last !== 'x' && last !== 'y'
+    isConsonant(stem, n - 1) &&
+    !isConsonant(stem, n - 2) &&
+    isConsonant(stem, n - 3) &&
+    last !== 'w' &&
+    last !== 'x' &&
+    last !== 'y'
   );
 }
 

@@ -7,21 +7,47 @@ import { join } from 'node:path';
  * an embedding-table lookup masked by the attention mask, which makes every embedding computable by hand:
  * mean of the rows for [CLS], the tokens and [SEP], L2-normalised.
  */
-export const TINY_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', 'dog', 'ran', 'a', 'park', 'in', '##s', '.'];
+export const TINY_VOCAB = [
+  '[PAD]',
+  '[UNK]',
+  '[CLS]',
+  '[SEP]',
+  '[MASK]',
+  'the',
+  'cat',
+  'sat',
+  'on',
+  'mat',
+  'dog',
+  'ran',
+  'a',
+  'park',
+  'in',
+  '##s',
+  '.',
+];
 export const TINY_DIMENSION = 8;
 /** Inputs are truncated to this many tokens, [CLS] and [SEP] included. */
 export const TINY_MAX_LENGTH = 12;
 
 export function tinyEmbeddingRow(id: number): number[] {
   // Deterministic, distinct and well spread rows; any fixed table would do.
-  return Array.from({ length: TINY_DIMENSION }, (_, j) => Math.sin((id + 1) * 1.7 + j * 0.9) + (j === id % TINY_DIMENSION ? 1 : 0));
+  return Array.from(
+    { length: TINY_DIMENSION },
+    (_, j) => Math.sin((id + 1) * 1.7 + j * 0.9) + (j === id % TINY_DIMENSION ? 1 : 0),
+  );
 }
 
-/** What the model must return for these token ids (without [CLS]/[SEP]), computed by hand. */
-export function tinyExpectedEmbedding(tokenIds: number[]): number[] {
-  const ids = [2, ...tokenIds.slice(0, TINY_MAX_LENGTH - 2), 3];
+/**
+ * What the model must return for these token ids (without [CLS]/[SEP]), computed by hand: the mean over
+ * [CLS], the tokens and [SEP] (which survives truncation), or with `cls` the [CLS] row alone.
+ */
+export function tinyExpectedEmbedding(tokenIds: number[], { cls = false } = {}): number[] {
+  const ids = cls ? [2] : [2, ...tokenIds.slice(0, TINY_MAX_LENGTH - 2), 3];
   const sum = new Array<number>(TINY_DIMENSION).fill(0);
-  for (const id of ids) tinyEmbeddingRow(id).forEach((v, j) => (sum[j] = (sum[j] as number) + v / ids.length));
+  for (const id of ids) {
+    for (const [j, v] of tinyEmbeddingRow(id).entries()) sum[j] = (sum[j] as number) + v / ids.length;
+  }
   const norm = Math.hypot(...sum);
   return sum.map((v) => v / norm);
 }
@@ -81,7 +107,13 @@ export async function writeTinyEmbeddingModel(dir: string): Promise<void> {
       post_processor: {
         type: 'TemplateProcessing',
         single: [token('[CLS]'), { Sequence: { id: 'A', type_id: 0 } }, token('[SEP]')],
-        pair: [token('[CLS]'), { Sequence: { id: 'A', type_id: 0 } }, token('[SEP]'), { Sequence: { id: 'B', type_id: 1 } }, token('[SEP]')],
+        pair: [
+          token('[CLS]'),
+          { Sequence: { id: 'A', type_id: 0 } },
+          token('[SEP]'),
+          { Sequence: { id: 'B', type_id: 1 } },
+          token('[SEP]'),
+        ],
         special_tokens: {
           '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] },
           '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] },
@@ -136,7 +168,16 @@ const INT64 = 7;
 function tensorType(elemType: number, dims: (number | string)[]): Field[] {
   const shape: Field[] = dims.map((d) => [1, 'message', [typeof d === 'number' ? [1, 'varint', d] : [2, 'bytes', d]]]);
   // TypeProto.tensor_type { elem_type, shape }
-  return [[1, 'message', [[1, 'varint', elemType], [2, 'message', shape]]]];
+  return [
+    [
+      1,
+      'message',
+      [
+        [1, 'varint', elemType],
+        [2, 'message', shape],
+      ],
+    ],
+  ];
 }
 
 function valueInfo(name: string, elemType: number, dims: (number | string)[]): Field[] {
@@ -158,12 +199,27 @@ function node(op: string, inputs: string[], outputs: string[], attributes: Field
 
 function tinyOnnxModel(): Uint8Array {
   const table = new Float32Array(TINY_VOCAB.length * TINY_DIMENSION);
-  TINY_VOCAB.forEach((_, id) => table.set(tinyEmbeddingRow(id), id * TINY_DIMENSION));
+  for (const id of TINY_VOCAB.keys()) table.set(tinyEmbeddingRow(id), id * TINY_DIMENSION);
   const axes = new BigInt64Array([-1n]);
   const graph: Field[] = [
     [1, 'message', node('Gather', ['embeddings', 'input_ids'], ['gathered'])],
     // AttributeProto { name, i, type = INT (2) }
-    [1, 'message', node('Cast', ['attention_mask'], ['mask_float'], [[[1, 'bytes', 'to'], [3, 'varint', FLOAT], [20, 'varint', 2]]])],
+    [
+      1,
+      'message',
+      node(
+        'Cast',
+        ['attention_mask'],
+        ['mask_float'],
+        [
+          [
+            [1, 'bytes', 'to'],
+            [3, 'varint', FLOAT],
+            [20, 'varint', 2],
+          ],
+        ],
+      ),
+    ],
     [1, 'message', node('Unsqueeze', ['mask_float', 'axes'], ['mask3'])],
     [1, 'message', node('Mul', ['gathered', 'mask3'], ['last_hidden_state'])],
     [2, 'bytes', 'tiny-embedding'],

@@ -2,7 +2,7 @@ import { Readability } from '@mozilla/readability';
 // The `worker` build is linkedom pre-bundled as plain ESM: the default entry reaches
 // `require('canvas')`, which neither workerd nor the bundler can satisfy.
 import { parseHTML } from 'linkedom/worker';
-import { type Block, ParseError, type ParsedDocument } from './types.ts';
+import { type Block, type ParsedDocument, ParseError } from './types.ts';
 
 /**
  * Web pages → blocks. Readability (Firefox Reader View) picks the article out of the
@@ -88,12 +88,17 @@ const BLOCK_LEVEL = new Set([
   'center',
 ]);
 
+/**
+ * `contentTypeHeader` is the response's Content-Type, for its charset. The page's URL
+ * is taken for parity with how pages are fetched but not needed: links are not kept,
+ * so nothing has to be resolved against it.
+ */
 export function parseHtml(bytes: Uint8Array, contentTypeHeader: string | null, _url: string): ParsedDocument {
   if (bytes.byteLength > MAX_HTML_BYTES) {
     throw new ParseError('too_large', `The page is larger than ${MAX_HTML_BYTES / 1024 / 1024} MB of HTML`);
   }
   const warnings: string[] = [];
-  const html = decodeHtml(bytes, contentTypeHeader, warnings);
+  const html = asFullDocument(decodeHtml(bytes, contentTypeHeader, warnings));
 
   // Readability rewrites the document it reads, so the fallback gets its own copy.
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
@@ -115,20 +120,37 @@ export function parseHtml(bytes: Uint8Array, contentTypeHeader: string | null, _
   if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');
 
   const title = chooseTitle(collapse(article?.title ?? document.title ?? ''), firstH1);
-  if (title && !(blocks[0]?.kind === 'heading' && blocks[0].text === title)) {
-    blocks.unshift({ kind: 'heading', text: title, level: 1 });
-  }
+  const first = blocks[0];
+  // Readability demotes the article's <h1> to <h2>; the title is the document's level 1.
+  if (first?.kind === 'heading' && first.text === title) first.level = 1;
+  else if (title) blocks.unshift({ kind: 'heading', text: title, level: 1 });
   return { blocks, images: [], warnings };
 }
 
 /**
- * Readability's title is the <title> with a site name it could not always strip
- * ("Tides explained | Ocean Weekly"); the page's own <h1> is usually the better name
- * when the <title> contains it.
+ * linkedom builds the tree as written and does not infer the <html>, <head> and <body>
+ * that HTML5 lets a page leave out: without them the text lands outside the body, or
+ * the parser fails on an empty document. So make them explicit.
+ */
+function asFullDocument(html: string): string {
+  if (/<html[\s>]/i.test(html) && /<body[\s>]/i.test(html)) return html;
+  const inner = html.replace(/<!doctype[^>]*>|<\/?html\b[^>]*>/gi, '');
+  if (/<body[\s>]/i.test(inner)) return `<!DOCTYPE html><html>${inner}</html>`;
+  const headEnd = /<\/head\s*>/i.exec(inner);
+  const split = headEnd ? headEnd.index + headEnd[0].length : 0;
+  const head = headEnd ? inner.slice(0, split) : '<head></head>';
+  return `<!DOCTYPE html><html>${head}<body>${inner.slice(split)}</body></html>`;
+}
+
+/**
+ * Readability's title is the <title>, with a site name it cannot always strip
+ * ("Tides explained | Ocean Weekly"). When it and the page's <h1> name the same
+ * thing, one containing the other, the <h1> is the better heading.
  */
 function chooseTitle(title: string, firstH1: string): string {
-  if (firstH1 && (!title || title.toLowerCase().includes(firstH1.toLowerCase()))) return firstH1;
-  return title || firstH1;
+  if (!title || !firstH1) return title || firstH1;
+  const [a, b] = [title.toLowerCase(), firstH1.toLowerCase()];
+  return a.includes(b) || b.includes(a) ? firstH1 : title;
 }
 
 function blocksOf(root: DomElement, dropChrome: boolean): Block[] {

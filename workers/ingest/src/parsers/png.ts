@@ -21,7 +21,7 @@ const CRC_TABLE = (() => {
 })();
 
 /** CRC-32 as PNG chunks use it (ISO 3309, the same as zlib's). */
-export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
+export function crc32(bytes: Uint8Array | Uint8ClampedArray, start = 0, end = bytes.length): number {
   let c = 0xffffffff;
   for (let i = start; i < end; i++) c = (CRC_TABLE[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;

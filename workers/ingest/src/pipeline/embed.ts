@@ -45,16 +45,23 @@ export async function embedBatch(
   }
 
   const ready = rows.filter((row) => !failed.some((f) => f.index === row.chunk_index));
-  // An image with nothing to say (no text, no description) is done but not indexed.
-  const indexable = ready.filter((row) => (row.text ?? '').trim() !== '');
+  // The heading path is indexed with the text (both dense and sparse), since a passage
+  // often leaves its subject to the heading above it. What is shown stays the text alone.
+  const candidates = ready
+    .filter((row) => (row.text ?? '').trim() !== '')
+    .map((row) => ({ row, indexed: indexedText(row), sparse: encodeDocument(indexedText(row)) }));
+  const dense = deps.models.embed && candidates.length > 0 ? await deps.models.embed(candidates.map((c) => c.indexed)) : undefined;
+  // A chunk of nothing but stopwords has no sparse terms; without a dense vector it cannot be indexed.
+  const indexable = candidates
+    .map((candidate, i) => ({ ...candidate, vector: dense?.[i] }))
+    .filter((candidate) => candidate.vector || candidate.sparse.indices.length > 0);
   if (indexable.length > 0) {
-    const dense = deps.models.embed ? await deps.models.embed(indexable.map((row) => row.text as string)) : undefined;
     await deps.vectors.upsert<VectorMetadata>(
       namespaceFor(doc.collection_id, doc.user_id),
-      indexable.map((row, i) => ({
+      indexable.map(({ row, sparse, vector }) => ({
         id: row.vector_id,
-        ...(dense ? { vector: dense[i] } : {}),
-        sparseVector: encodeDocument(row.text as string),
+        ...(vector ? { vector } : {}),
+        sparseVector: sparse,
         metadata: vectorMetadata(doc.id, doc.name, row),
       })),
     );
@@ -71,7 +78,7 @@ export async function embedBatch(
   if (!(await deps.db.documentExists(doc.id))) {
     await deps.vectors.delete(
       namespaceFor(doc.collection_id, doc.user_id),
-      indexable.map((row) => row.vector_id),
+      indexable.map(({ row }) => row.vector_id),
     );
     return;
   }
@@ -89,6 +96,11 @@ function vectorMetadata(documentId: string, name: string, row: ChunkRow): Vector
     ...(row.image_path ? { image_path: row.image_path } : {}),
     ...(page ? { page } : {}),
   };
+}
+
+function indexedText(row: ChunkRow): string {
+  const headings = Array.isArray(row.metadata.headings) ? (row.metadata.headings as string[]) : [];
+  return [...headings, row.text as string].join('\n');
 }
 
 function imageFailure(row: ChunkRow): string {

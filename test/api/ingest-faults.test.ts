@@ -1,0 +1,153 @@
+import { Client } from '@upstash/qstash';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { api, db, skipRealPostgres, stack } from '../support/client.ts';
+import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
+import {
+  chunkRows,
+  clearFaults,
+  documentOfJob,
+  ingestFile,
+  injectFault,
+  objectsUnder,
+  upload,
+  vectorIndex,
+  waitForJob,
+} from '../support/ingest.ts';
+
+// Outages are injected into the shared devstack, so these run in the project whose
+// other files never ingest (see test/vitest.config.ts).
+let cast: Cast;
+let collectionId: string;
+
+beforeAll(async () => {
+  if (skipRealPostgres) return;
+  cast = await castUsers();
+  ({ collectionId } = await sharedCollection(cast, 'Faults'));
+});
+afterEach(() => clearFaults());
+
+const rowsOf = async (userId: string) => {
+  const [row] = await db()<{ jobs: number; documents: number }[]>`
+    select (select count(*)::int from ingest_jobs where user_id = ${userId}) as jobs,
+           (select count(*)::int from documents where user_id = ${userId}) as documents`;
+  return row;
+};
+
+const qstash = () => new Client({ baseUrl: stack.qstashUrl, token: stack.qstashToken });
+
+describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
+  it('503 when the queue is down, with no job, document or object left behind', async () => {
+    const before = await rowsOf(cast.memberIngest.id);
+    await injectFault('qstash', { status: 500 });
+    const response = await upload(cast.memberIngest.token, 'queued.txt', new TextEncoder().encode('Never queued.\n'), collectionId);
+    expect(response.status).toBe(503);
+    expect(response.body.detail).not.toMatch(/injected|500/);
+    expect(await rowsOf(cast.memberIngest.id)).toEqual(before);
+    const keys = await objectsUnder(collectionId);
+    expect(keys.some((k) => k.endsWith('original.txt'))).toBe(false);
+  });
+
+  it('502 when storage is down, with nothing left behind', async () => {
+    const before = await rowsOf(cast.memberIngest.id);
+    await injectFault('storage', { status: 500, match: collectionId });
+    const response = await upload(cast.memberIngest.token, 'stored.txt', new TextEncoder().encode('Never stored.\n'), collectionId);
+    expect(response.status).toBe(502);
+    expect(response.body.code).toBe('upstream_failed');
+    await clearFaults();
+    expect(await rowsOf(cast.memberIngest.id)).toEqual(before);
+    expect(await objectsUnder(collectionId)).toEqual([]);
+  });
+
+  it('resumes after a crash mid-job: the failed batch is retried and nothing is lost or doubled', async () => {
+    // The vector index fails the first upserts, as if the worker died mid-batch.
+    await injectFault('vector', { status: 500, count: 5, match: collectionId });
+    const job = await ingestFile(cast.owner.token, 'sample-presentation-4slides.pptx', collectionId);
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
+    expect(chunks.length).toBe(job.chunks_total);
+    const found = await vectorIndex().namespace(collectionId).fetch(chunks.map((c) => c.vector_id));
+    expect(found.every((v) => v !== null)).toBe(true);
+  });
+
+  it('a duplicated delivery neither duplicates nor loses chunks or vectors', async () => {
+    const job = await ingestFile(cast.owner.token, 'docx-tables.docx', collectionId);
+    expect(job.status).toBe('succeeded');
+    const documentId = (await documentOfJob(job.job_id)) as string;
+    const before = await chunkRows(documentId);
+    const countBefore = (await vectorIndex().info()).namespaces[collectionId]?.vectorCount;
+
+    // Rewind the job as if its deliveries had not been acknowledged, then deliver everything twice.
+    await db()`update ingest_jobs set status = 'processing' where id = ${job.job_id}`;
+    await db()`update document_chunks set state = 'pending' where document_id = ${documentId}`;
+    const message = { url: `${stack.ingestUrl}/steps`, failureCallback: `${stack.ingestUrl}/failures` };
+    for (let i = 0; i < 2; i++) {
+      await qstash().publishJSON({ ...message, body: { job_id: job.job_id, step: 'extract' } });
+      await qstash().publishJSON({ ...message, body: { job_id: job.job_id, step: 'embed', from: 0, to: before.length } });
+    }
+    const done = await waitForJob(cast.owner.token, job.job_id);
+    expect(done.status).toBe('succeeded');
+    expect(done.chunks_total).toBe(job.chunks_total);
+    expect(done.chunks_processed).toBe(job.chunks_total);
+    const after = await chunkRows(documentId);
+    expect(after.map((c) => [c.chunk_index, c.vector_id, c.text])).toEqual(before.map((c) => [c.chunk_index, c.vector_id, c.text]));
+    expect((await vectorIndex().info()).namespaces[collectionId]?.vectorCount).toBe(countBefore);
+  });
+
+  it('a step whose every retry fails ends the job as failed, through the failure callback', async () => {
+    // Uploads (POST) work; every read of the original (GET) fails, so every retry of the extract step fails.
+    await injectFault('storage', { status: 500, match: collectionId, method: 'GET' });
+    const created = await upload(cast.owner.token, 'unreadable.txt', new TextEncoder().encode('Will not be read.\n'), collectionId);
+    expect(created.status).toBe(200);
+    const job = await waitForJob(cast.owner.token, created.body.job_id, 90_000);
+    expect(job.status).toBe('failed');
+    expect(job.error_message).toMatch(/could not be processed/);
+    await clearFaults();
+    expect(await documentOfJob(job.job_id)).toBeNull();
+    expect((await objectsUnder(collectionId)).some((k) => k.endsWith('original.txt'))).toBe(false);
+  });
+});
+
+describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliveries', () => {
+  it('401 for a missing, forged or mismatched signature, with nothing changed', async () => {
+    const created = await upload(cast.owner.token, 'signed.txt', new TextEncoder().encode('Signed deliveries only.\n'), collectionId);
+    const job = await waitForJob(cast.owner.token, created.body.job_id);
+    const body = JSON.stringify({ job_id: job.job_id, step: 'extract' });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${stack.ingestUrl}/steps`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ 'upstash-signature': 'not.a.jwt' })).status).toBe(401);
+    const [{ jose }] = [{ jose: await import('jose') }];
+    const forged = await new jose.SignJWT({ body: 'x' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer('Upstash')
+      .setSubject(`${stack.ingestUrl}/steps`)
+      .setExpirationTime('5m')
+      .setNotBefore('0s')
+      .setIssuedAt()
+      .sign(new TextEncoder().encode('wrong-key'));
+    expect((await post({ 'upstash-signature': forged })).status).toBe(401);
+    // Signed with the real key but for a different body.
+    const wrongBody = await new jose.SignJWT({ body: 'Y2hhbmdlZA' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer('Upstash')
+      .setSubject(`${stack.ingestUrl}/steps`)
+      .setExpirationTime('5m')
+      .setNotBefore('0s')
+      .setIssuedAt()
+      .sign(new TextEncoder().encode(stack.qstashSigningKeys.current));
+    expect((await post({ 'upstash-signature': wrongBody })).status).toBe(401);
+    // Expired, though otherwise right.
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body)));
+    const expired = await new jose.SignJWT({ body: Buffer.from(digest).toString('base64url') })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer('Upstash')
+      .setSubject(`${stack.ingestUrl}/steps`)
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 900)
+      .setNotBefore(Math.floor(Date.now() / 1000) - 900)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 600)
+      .sign(new TextEncoder().encode(stack.qstashSigningKeys.current));
+    expect((await post({ 'upstash-signature': expired })).status).toBe(401);
+    const unchanged = await api('GET', `/ingest/jobs/${job.job_id}`, { token: cast.owner.token });
+    expect(unchanged.body).toMatchObject({ status: job.status, chunks_total: job.chunks_total, updated_at: (job as any).updated_at });
+  });
+});

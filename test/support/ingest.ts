@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { createClient } from '@supabase/supabase-js';
+import { Index } from '@upstash/vector';
+import { expect } from 'vitest';
+import { api, db, stack } from './client.ts';
+import { FIXTURES_DIR } from './page-server.ts';
+
+export const fixture = (name: string) => new Uint8Array(readFileSync(`${FIXTURES_DIR}${name}`));
+
+export interface Job {
+  job_id: string;
+  collection_id: string | null;
+  source: string;
+  status: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
+  chunks_processed: number;
+  chunks_total: number;
+  error_message: string | null;
+}
+
+/** POST /ingest/ with a multipart body, as curl -F or a browser would send it. */
+export async function upload(token: string, name: string, bytes: Uint8Array, collectionId?: string) {
+  const form = new FormData();
+  form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
+  const query = collectionId === undefined ? '' : `?collection_id=${collectionId}`;
+  const response = await fetch(`${stack.apiUrl}/ingest/${query}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+    body: form,
+  });
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text) as any };
+}
+
+/** Polls the job until it reaches a terminal status, keeping every state seen on the way. */
+export async function waitForJob(token: string, jobId: string, timeoutMs = 60_000): Promise<Job & { seen: Job[] }> {
+  const seen: Job[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const response = await api<Job>('GET', `/ingest/jobs/${jobId}`, { token });
+    expect(response.status).toBe(200);
+    seen.push(response.body);
+    if (['succeeded', 'partial', 'failed'].includes(response.body.status)) return { ...response.body, seen };
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  throw new Error(`job ${jobId} did not finish: ${JSON.stringify(seen.at(-1))}`);
+}
+
+export async function ingestFile(token: string, name: string, collectionId?: string, bytes = fixture(name)) {
+  const created = await upload(token, name, bytes, collectionId);
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  return waitForJob(token, created.body.job_id);
+}
+
+export const vectorIndex = () => new Index({ url: stack.vectorUrl, token: stack.vectorToken });
+
+export const storage = () =>
+  createClient(stack.supabaseUrl, stack.serviceRoleKey, { auth: { persistSession: false } }).storage.from(stack.storageBucket);
+
+/** Every object key under a Storage folder, however deep. */
+export async function objectsUnder(prefix: string): Promise<string[]> {
+  const { data, error } = await storage().list(prefix, { limit: 1000 });
+  if (error) throw error;
+  const keys: string[] = [];
+  for (const entry of data ?? []) {
+    if (entry.id) keys.push(`${prefix}/${entry.name}`);
+    else keys.push(...(await objectsUnder(`${prefix}/${entry.name}`)));
+  }
+  return keys;
+}
+
+export async function chunkRows(documentId: string) {
+  return db()<{ chunk_index: number; vector_id: string; chunk_type: string; text: string | null; state: string; image_path: string | null; metadata: any }[]>`
+    select chunk_index, vector_id, chunk_type, text, state, image_path, metadata
+      from document_chunks where document_id = ${documentId} order by chunk_index`;
+}
+
+export async function documentOfJob(jobId: string): Promise<string | null> {
+  const [row] = await db()<{ document_id: string | null }[]>`select document_id from ingest_jobs where id = ${jobId}`;
+  return row?.document_id ?? null;
+}
+
+/** Makes a devstack service fail, like an outage, until cleared (or for `count` requests). */
+export async function injectFault(
+  service: 'storage' | 'qstash' | 'vector' | 'models',
+  options: { status?: number; count?: number; match?: string; method?: string } = {},
+) {
+  const response = await fetch(stack.faultsUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ service, ...options }),
+  });
+  expect(response.ok).toBe(true);
+}
+
+export async function clearFaults() {
+  await fetch(stack.faultsUrl, { method: 'DELETE' });
+}

@@ -1,0 +1,235 @@
+import type { OoxmlType } from '../../../../src/ingest/sniff.ts';
+import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
+import { openZip, type ZipArchive } from './zip.ts';
+import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
+
+/** What DOCX, PPTX and XLSX share: the package (ZIP, content types, relationships) and its images. */
+
+const NOUN: Record<OoxmlType, string> = { docx: 'document', pptx: 'presentation', xlsx: 'workbook' };
+const LABEL: Record<OoxmlType, string> = { docx: 'Word document', pptx: 'PowerPoint presentation', xlsx: 'Excel workbook' };
+
+const MAIN_CONTENT_TYPE: Record<OoxmlType, RegExp> = {
+  docx: /wordprocessingml\.(document|template)\.main\+xml|ms-word\.(document|template)\.macroEnabled/i,
+  pptx: /presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled/i,
+  xlsx: /spreadsheetml\.(sheet|template)\.main\+xml|ms-excel\.(sheet|template)\.macroEnabled\.main/i,
+};
+
+const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+// The stream an encrypted OOXML package is stored in, as its UTF-16LE directory entry name.
+const ENCRYPTED_PACKAGE = Array.from('EncryptedPackage', (c) => [c.charCodeAt(0), 0]).flat();
+
+/**
+ * An encrypted Office document is not a ZIP but an OLE2 compound file holding an `EncryptedPackage`
+ * stream; any other compound file is a legacy binary .doc/.xls/.ppt.
+ */
+function refuseCompoundFile(bytes: Uint8Array, type: OoxmlType): void {
+  if (!CFB_MAGIC.every((b, i) => bytes[i] === b)) return;
+  if (indexOf(bytes, ENCRYPTED_PACKAGE) !== -1) throw new ParseError('encrypted', `The ${NOUN[type]} is password-protected`);
+  throw new ParseError(
+    'unsupported',
+    'Legacy binary Office files (.doc, .xls, .ppt) are not supported; save it as .docx/.xlsx/.pptx',
+  );
+}
+
+function indexOf(haystack: Uint8Array, needle: readonly number[]): number {
+  const first = needle[0]!;
+  for (let i = haystack.indexOf(first); i !== -1 && i + needle.length <= haystack.length; i = haystack.indexOf(first, i + 1)) {
+    if (needle.every((b, j) => haystack[i + j] === b)) return i;
+  }
+  return -1;
+}
+
+export interface Relationship {
+  type: string;
+  /** Absolute part name without a leading slash, or the URL for external targets. */
+  target: string;
+  external: boolean;
+}
+
+export interface OoxmlPackage {
+  zip: ZipArchive;
+  /** The main part (`word/document.xml`, `ppt/presentation.xml`, `xl/workbook.xml`). */
+  main: string;
+  /** Relationships of a part, by id. */
+  rels(part: string): Map<string, Relationship>;
+  /** A part's XML text, or null when the package has no such part. */
+  xml(part: string): string | null;
+  /** A (small) part parsed whole, or null when the package has no such part. */
+  tree(part: string): XmlElement | null;
+}
+
+/** Does a relationship type end with this name (transitional and strict URIs differ only before it)? */
+export function isRelType(rel: Relationship, name: string): boolean {
+  return rel.type.endsWith(`/${name}`);
+}
+
+/** Opens an Office package and checks it is the expected kind. */
+export function openPackage(bytes: Uint8Array, type: OoxmlType): OoxmlPackage {
+  refuseCompoundFile(bytes, type);
+  const zip = openZip(bytes);
+  const xml = (part: string): string | null => {
+    const data = zip.read(part);
+    return data === null ? null : decodeXmlBytes(data);
+  };
+  const tree = (part: string): XmlElement | null => {
+    const text = xml(part);
+    return text === null ? null : parseXml(text);
+  };
+  const relsCache = new Map<string, Map<string, Relationship>>();
+  const rels = (part: string): Map<string, Relationship> => {
+    let map = relsCache.get(part);
+    if (!map) {
+      map = readRels(tree(relsPath(part)), part);
+      relsCache.set(part, map);
+    }
+    return map;
+  };
+
+  const notThis = () => new ParseError('corrupt', `The file is not a valid ${LABEL[type]}`);
+  const contentTypes = tree('[Content_Types].xml');
+  if (!contentTypes) throw notThis();
+  const officeDocument = [...rels('').values()].find((r) => isRelType(r, 'officeDocument') && !r.external);
+  if (!officeDocument) throw notThis();
+  const main = officeDocument.target;
+  const declared = children(contentTypes, 'Override').find((o) => o.attrs.PartName?.replace(/^\/+/, '').toLowerCase() === main.toLowerCase())
+    ?.attrs.ContentType;
+  if (!declared || !MAIN_CONTENT_TYPE[type].test(declared)) {
+    const actual = (Object.keys(MAIN_CONTENT_TYPE) as OoxmlType[]).find((t) => declared && MAIN_CONTENT_TYPE[t].test(declared));
+    if (actual) throw new ParseError('unsupported', `The file is a ${LABEL[actual]}, not a ${LABEL[type]}`);
+    throw notThis();
+  }
+  return { zip, main, rels, xml, tree };
+}
+
+/** `word/document.xml` → `word/_rels/document.xml.rels`; the package itself ('') → `_rels/.rels`. */
+function relsPath(part: string): string {
+  const slash = part.lastIndexOf('/');
+  return `${part.slice(0, slash + 1)}_rels/${part.slice(slash + 1)}.rels`;
+}
+
+function readRels(root: XmlElement | null, source: string): Map<string, Relationship> {
+  const map = new Map<string, Relationship>();
+  if (!root) return map;
+  for (const rel of children(root, 'Relationship')) {
+    const { Id: id, Type: type, Target: target, TargetMode: mode } = rel.attrs;
+    if (!id || !type || target === undefined) continue;
+    const external = mode === 'External';
+    map.set(id, { type, target: external ? target : resolvePart(source, target), external });
+  }
+  return map;
+}
+
+/** Resolves a relationship target against the part that holds the relationship. */
+export function resolvePart(source: string, target: string): string {
+  const decoded = safeDecode(target.split('#')[0] ?? '');
+  const base = decoded.startsWith('/') ? [] : source.split('/').slice(0, -1);
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') base.pop();
+    else base.push(segment);
+  }
+  return base.join('/');
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images
+
+type ImageInfo = { format: 'png' | 'jpeg' | 'gif' | 'bmp'; width: number; height: number };
+
+/** Reads the pixel size from an image's header, without decoding it. */
+export function imageInfo(bytes: Uint8Array): ImageInfo | null {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length >= 24 && view.getUint32(0) === 0x89504e47 && view.getUint32(12) === 0x49484452) {
+    return { format: 'png', width: view.getUint32(16), height: view.getUint32(20) };
+  }
+  if (bytes.length >= 10 && bytes[0] === 0x47 && bytes[1] === 0x49 && bytes[2] === 0x46) {
+    return { format: 'gif', width: view.getUint16(6, true), height: view.getUint16(8, true) };
+  }
+  if (bytes.length >= 26 && bytes[0] === 0x42 && bytes[1] === 0x4d) {
+    return { format: 'bmp', width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) };
+  }
+  if (bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xd8) {
+    // Walk the markers to the frame header (SOFn, except DHT/JPG/DAC which share the range).
+    let p = 2;
+    while (p + 9 < bytes.length) {
+      if (bytes[p] !== 0xff) return null;
+      const marker = bytes[p + 1]!;
+      if (marker === 0xff) {
+        p++;
+        continue;
+      }
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        return { format: 'jpeg', width: view.getUint16(p + 7), height: view.getUint16(p + 5) };
+      }
+      p += 2 + view.getUint16(p + 2);
+    }
+  }
+  return null;
+}
+
+/**
+ * Collects a document's figures under the limits: tiny images are decoration and dropped
+ * silently; images that cannot be passed on as PNG, and those past `maxImages`, are counted
+ * into warnings, since their content is lost.
+ */
+export class ImageCollector {
+  readonly images: ExtractedImage[] = [];
+  private readonly seen = new Set<string>();
+  private overLimit = 0;
+  private undecodable = 0;
+
+  constructor(
+    private readonly pkg: OoxmlPackage,
+    private readonly limits: ParseLimits,
+  ) {}
+
+  /** Adds the image part once, however often it is placed (a logo on every slide is one figure). */
+  add(part: string, page?: number): void {
+    if (this.seen.has(part)) return;
+    this.seen.add(part);
+    if (this.pkg.zip.size(part) === null) return;
+    let bytes: Uint8Array | null;
+    try {
+      bytes = this.pkg.zip.read(part);
+    } catch (error) {
+      // A broken image costs that image, not the document; a zip bomb still stops everything.
+      if (error instanceof ParseError && error.reason === 'unsafe') throw error;
+      this.undecodable++;
+      return;
+    }
+    const info = bytes && imageInfo(bytes);
+    if (!bytes || !info) return;
+    if (info.width < this.limits.minImageSide || info.height < this.limits.minImageSide) return;
+    if (info.format !== 'png') {
+      this.undecodable++;
+      return;
+    }
+    if (this.images.length >= this.limits.maxImages) {
+      this.overLimit++;
+      return;
+    }
+    this.images.push({ png: bytes, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) });
+  }
+
+  /** Warnings for the images that were lost. */
+  warnings(): string[] {
+    const out: string[] = [];
+    if (this.undecodable > 0) {
+      out.push(
+        `${this.undecodable} image${this.undecodable === 1 ? ' was' : 's were'} not described: only PNG images can be read from Office files`,
+      );
+    }
+    if (this.overLimit > 0) {
+      out.push(`${this.overLimit} more image${this.overLimit === 1 ? ' was' : 's were'} not described (at most ${this.limits.maxImages} per document)`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,295 @@
+import { ImageCollector, isRelType, type OoxmlPackage, openPackage, type Relationship } from './ooxml.ts';
+import { SheetRows } from './table-rows.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { child, children, descendants, forEachElement, path, textContent, type XmlElement } from './xml.ts';
+
+/**
+ * XLSX: sheets in workbook order, each a heading (its name) followed by one block per
+ * non-empty row keyed by the sheet's header row. Values are shown as a reader sees them:
+ * shared and inline strings, numbers, booleans, and dates as ISO 8601.
+ */
+
+/** Cells read across the whole workbook before the rest is dropped with a warning. */
+export const MAX_CELLS = 200_000;
+// Merged ranges larger than this are not spread into every covered cell.
+const MAX_MERGE_AREA = 1_000;
+const MAX_MERGES = 10_000;
+
+interface Workbook {
+  sharedStrings: string[];
+  /** Per cell-format index: how a number in that format reads. */
+  formats: NumberKind[];
+  date1904: boolean;
+}
+
+type NumberKind = 'number' | 'date' | 'time' | 'datetime' | 'percent';
+
+export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
+  const pkg = openPackage(bytes, 'xlsx');
+  const workbookXml = pkg.tree(pkg.main);
+  if (!workbookXml) throw new ParseError('corrupt', 'The file is not a valid Excel workbook');
+  const rels = pkg.rels(pkg.main);
+  const relOf = (type: string) => [...rels.values()].find((r) => isRelType(r, type) && !r.external);
+  const pr = child(workbookXml, 'x:workbookPr');
+  const workbook: Workbook = {
+    sharedStrings: readSharedStrings(pkg, relOf('sharedStrings')),
+    formats: readFormats(pkg, relOf('styles')),
+    date1904: pr?.attrs.date1904 === '1' || pr?.attrs.date1904 === 'true',
+  };
+
+  const images = new ImageCollector(pkg, limits);
+  const blocks: Block[] = [];
+  const warnings: string[] = [];
+  const budget = { cells: MAX_CELLS, exhausted: false };
+  const sheets = children(child(workbookXml, 'x:sheets') ?? workbookXml, 'x:sheet');
+  sheets.forEach((sheet, i) => {
+    const name = sheet.attrs.name ?? `Sheet ${i + 1}`;
+    const page = i + 1;
+    const rel = rels.get(sheet.attrs['r:id'] ?? '');
+    // Chart sheets and dialog sheets hold no cells.
+    if (!rel || rel.external || !isRelType(rel, 'worksheet')) return;
+    if (budget.exhausted) return;
+    const xml = pkg.xml(rel.target);
+    if (xml === null) {
+      warnings.push(`Sheet "${name}" is missing from the file`);
+      return;
+    }
+    const rows = new SheetRows({ page, sheet: name });
+    readSheet(xml, workbook, rows, budget);
+    const sheetBlocks = rows.finish();
+    if (sheetBlocks.length > 0) blocks.push({ kind: 'heading', text: name, level: 1, page, sheet: name }, ...sheetBlocks);
+    sheetImages(pkg, rel.target, images, page);
+  });
+  if (budget.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
+
+  return { blocks, images: images.images, warnings: [...warnings, ...images.warnings()], pageCount: sheets.length };
+}
+
+function readSheet(xml: string, workbook: Workbook, rows: SheetRows, budget: { cells: number; exhausted: boolean }): void {
+  const merges = readMerges(xml);
+  let nextRow = 0;
+  const stop = new Error('cell budget exhausted');
+  try {
+    scanRows();
+  } catch (error) {
+    if (error !== stop) throw error;
+  }
+
+  function scanRows() {
+    forEachElement(
+      xml,
+      (name, p) => name === 'x:row' && p[p.length - 1] === 'x:sheetData',
+      (row) => {
+        const index = Number.parseInt(row.attrs.r ?? '', 10) - 1;
+        const rowIndex = Number.isFinite(index) && index >= 0 ? index : nextRow;
+        nextRow = rowIndex + 1;
+        const values: string[] = [];
+        let column = 0;
+        for (const c of children(row, 'x:c')) {
+          const ref = c.attrs.r ? parseRef(c.attrs.r) : null;
+          column = ref ? ref.column : column;
+          if (column > 16_384) break;
+          const value = cellValue(c, workbook);
+          if (value !== '') {
+            if (--budget.cells < 0) {
+              budget.exhausted = true;
+              // Stop scanning: the rest of a huge sheet is not worth the CPU.
+              throw stop;
+            }
+            values[column] = value;
+          }
+          column++;
+        }
+        merges.fill(rowIndex, values);
+        rows.row(
+          rowIndex,
+          Array.from(values, (v) => v ?? ''),
+        );
+      },
+    );
+  }
+}
+
+function cellValue(c: XmlElement, workbook: Workbook): string {
+  const type = c.attrs.t ?? 'n';
+  if (type === 'inlineStr') {
+    const is = child(c, 'x:is');
+    return is ? richText(is) : '';
+  }
+  const v = child(c, 'x:v');
+  const raw = v ? textContent(v) : '';
+  if (raw === '') return '';
+  switch (type) {
+    case 's':
+      return workbook.sharedStrings[Number.parseInt(raw, 10)] ?? '';
+    case 'str':
+      return raw;
+    case 'b':
+      return raw === '1' || raw === 'true' ? 'TRUE' : 'FALSE';
+    case 'e':
+      // #N/A, #DIV/0! and friends carry no information.
+      return '';
+    case 'd':
+      return raw.replace(/T00:00:00(\.0+)?Z?$/, '');
+    default: {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) return raw;
+      const kind = workbook.formats[Number.parseInt(c.attrs.s ?? '0', 10)] ?? 'number';
+      return formatNumber(n, kind, workbook.date1904);
+    }
+  }
+}
+
+/** A string item's text: its runs, without phonetic guides (`x:rPh`). */
+function richText(el: XmlElement): string {
+  let text = '';
+  for (const c of el.children) {
+    if (typeof c === 'string') continue;
+    if (c.name === 'x:t') text += textContent(c);
+    else if (c.name === 'x:r') text += textContent(child(c, 'x:t') ?? { name: '', attrs: {}, children: [] });
+  }
+  return text;
+}
+
+export function formatNumber(n: number, kind: NumberKind, date1904 = false): string {
+  if (kind === 'percent') return `${trimFloat(n * 100)}%`;
+  if (kind === 'number' || n < 0 || n > 2_958_465) return trimFloat(n);
+  // Serial day numbers: the 1900 system counts a 29 Feb 1900 that never was (a Lotus bug).
+  const epoch = date1904 ? Date.UTC(1904, 0, 1) : n < 60 ? Date.UTC(1899, 11, 31) : Date.UTC(1899, 11, 30);
+  const ms = epoch + Math.round(n * 86_400) * 1000;
+  const iso = new Date(ms).toISOString();
+  const date = iso.slice(0, 10);
+  const time = iso.slice(11, 19);
+  if (kind === 'time') return time;
+  if (kind === 'datetime' && time !== '00:00:00') return `${date}T${time}`;
+  return date;
+}
+
+function trimFloat(n: number): string {
+  // Spreadsheets store binary doubles (0.1 + 0.2 → 0.30000000000000004); show what Excel shows.
+  return String(Number(n.toPrecision(15)));
+}
+
+// Built-in number formats that are dates or times (ECMA-376 18.8.30, plus the East Asian ones).
+const BUILTIN_KINDS: Record<number, NumberKind> = {
+  9: 'percent',
+  10: 'percent',
+  14: 'date',
+  15: 'date',
+  16: 'date',
+  17: 'date',
+  18: 'time',
+  19: 'time',
+  20: 'time',
+  21: 'time',
+  22: 'datetime',
+  45: 'time',
+  46: 'time',
+  47: 'time',
+};
+for (const id of [27, 28, 29, 30, 31, 34, 35, 36, 50, 51, 52, 53, 54, 57, 58]) BUILTIN_KINDS[id] = 'date';
+for (const id of [32, 33, 55, 56]) BUILTIN_KINDS[id] = 'time';
+
+export function formatKind(code: string): NumberKind {
+  // Quoted literals, escapes and bracketed colours/locales are not date parts; [h], [mm], [ss] are.
+  const stripped = code
+    .replace(/"[^"]*"/g, '')
+    .replace(/\\./g, '')
+    .replace(/\[(?![hms]+\])[^\]]*\]/gi, '')
+    .split(';')[0]!
+    .toLowerCase();
+  if (stripped.includes('%')) return 'percent';
+  if (stripped === 'general' || !/[dmyhs]/.test(stripped)) return 'number';
+  if (/[dy]/.test(stripped) || (/m/.test(stripped) && !/[hs]/.test(stripped))) return /[hs]/.test(stripped) ? 'datetime' : 'date';
+  return 'time';
+}
+
+function readFormats(pkg: OoxmlPackage, rel: Relationship | undefined): NumberKind[] {
+  const root = rel ? pkg.tree(rel.target) : null;
+  if (!root) return [];
+  const custom = new Map<number, NumberKind>();
+  for (const fmt of children(child(root, 'x:numFmts') ?? root, 'x:numFmt')) {
+    const id = Number.parseInt(fmt.attrs.numFmtId ?? '', 10);
+    if (Number.isFinite(id)) custom.set(id, formatKind(fmt.attrs.formatCode ?? ''));
+  }
+  return children(child(root, 'x:cellXfs') ?? root, 'x:xf').map((xf) => {
+    const id = Number.parseInt(xf.attrs.numFmtId ?? '0', 10);
+    return custom.get(id) ?? BUILTIN_KINDS[id] ?? 'number';
+  });
+}
+
+function readSharedStrings(pkg: OoxmlPackage, rel: Relationship | undefined): string[] {
+  const xml = rel ? pkg.xml(rel.target) : null;
+  if (xml === null) return [];
+  const strings: string[] = [];
+  forEachElement(
+    xml,
+    (name, p) => name === 'x:si' && p.length === 1,
+    (si) => {
+      strings.push(richText(si));
+    },
+  );
+  return strings;
+}
+
+function parseRef(ref: string): { column: number; row: number } | null {
+  const m = /^\$?([A-Za-z]{1,3})\$?(\d+)$/.exec(ref);
+  if (!m) return null;
+  let column = 0;
+  for (const ch of m[1]!.toUpperCase()) column = column * 26 + (ch.charCodeAt(0) - 64);
+  return { column: column - 1, row: Number.parseInt(m[2]!, 10) - 1 };
+}
+
+interface Merge {
+  top: number;
+  left: number;
+  bottom: number;
+  right: number;
+  value?: string;
+}
+
+/**
+ * Merged ranges, which the sheet lists after its cells: found first, so that as rows stream
+ * past, the value of a merged range's top-left cell fills the cells it covers.
+ */
+function readMerges(xml: string): { fill(row: number, values: string[]): void } {
+  const merges: Merge[] = [];
+  const start = xml.search(/<(\w+:)?mergeCells[\s>]/);
+  if (start !== -1) {
+    for (const m of xml.slice(start).matchAll(/<(?:\w+:)?mergeCell\s[^>]*ref="([^"]+)"/g)) {
+      if (merges.length >= MAX_MERGES) break;
+      const [a, b] = m[1]!.split(':');
+      const from = a ? parseRef(a) : null;
+      const to = b ? parseRef(b) : null;
+      if (!from || !to) continue;
+      const merge = { top: from.row, left: from.column, bottom: to.row, right: to.column };
+      if ((merge.bottom - merge.top + 1) * (merge.right - merge.left + 1) <= MAX_MERGE_AREA) merges.push(merge);
+    }
+  }
+  return {
+    fill(row, values) {
+      for (const merge of merges) {
+        if (row < merge.top || row > merge.bottom) continue;
+        if (row === merge.top) merge.value = values[merge.left];
+        if (!merge.value) continue;
+        // Down a merged column the value repeats; across a merged row it is said once.
+        if (row > merge.top) values[merge.left] = merge.value;
+      }
+    },
+  };
+}
+
+/** Pictures placed on a sheet (through its drawing part). */
+function sheetImages(pkg: OoxmlPackage, sheetPart: string, images: ImageCollector, page: number): void {
+  for (const rel of pkg.rels(sheetPart).values()) {
+    if (rel.external || !isRelType(rel, 'drawing')) continue;
+    const drawing = pkg.tree(rel.target);
+    if (!drawing) continue;
+    const drawingRels = pkg.rels(rel.target);
+    for (const pic of descendants(drawing, 'xdr:pic')) {
+      const id = path(pic, 'xdr:blipFill', 'a:blip')?.attrs['r:embed'];
+      const target = id ? drawingRels.get(id) : undefined;
+      if (target && !target.external) images.add(target.target, page);
+    }
+  }
+}
