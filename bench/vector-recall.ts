@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Index } from '@upstash/vector';
 import { Hono } from 'hono';
-import { createVectorServer } from '../devstack/vector/server.ts';
+import { createVectorServer, defaultHnsw } from '../devstack/vector/server.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -135,6 +135,7 @@ async function main() {
   // Exact top 10 by brute force: every vector is unit length, so cosine is the dot product.
   const exactStart = performance.now();
   let hits = 0;
+  let top10Cosine = 0;
   queries.forEach((query, q) => {
     const best: { id: number; score: number }[] = [];
     for (let id = 0; id < count; id++) {
@@ -147,6 +148,7 @@ async function main() {
         if (best.length > topK) best.pop();
       }
     }
+    top10Cosine += best.reduce((sum, { score }) => sum + score, 0) / topK;
     const expected = new Set(best.map(({ id }) => `v${id}`));
     hits += found[q]!.filter((id) => expected.has(id)).length;
   });
@@ -161,8 +163,9 @@ async function main() {
     spread,
     queries: queryCount,
     batch: batchSize,
-    hnsw: url === process.env.VECTOR_URL ? 'external server' : hnsw,
+    hnsw: url === process.env.VECTOR_URL ? 'external server' : { ...defaultHnsw, ...hnsw },
     recallAt10: hits / (queryCount * topK),
+    meanExactTop10Cosine: Number((top10Cosine / queryCount).toFixed(3)),
     upsertVectorsPerSecond: Math.round(count / upsertSeconds),
     upsertSeconds: Number(upsertSeconds.toFixed(1)),
     queryP50Ms: Number(percentile(latencies, 50).toFixed(2)),

@@ -26,6 +26,7 @@ const noEmbeddingModel = () => {
 
 const upsert: Command = ({ state, namespace, body }) => {
   const writes = parseUpsert(body, state.shape);
+  if (writes.length === 0) return 'Success';
   state.getOrCreate(namespace).upsert(writes);
   state.changed(namespace);
   return 'Success';
@@ -46,7 +47,7 @@ const query: Command = ({ state, namespace, body }) => {
   return Array.isArray(body) && body.length > 1 ? results : (results[0] ?? []);
 };
 
-const fetch: Command = ({ state, namespace, body }) => {
+const fetchVectors: Command = ({ state, namespace, body }) => {
   const request = Array.isArray(body) ? { ids: body } : asObject(body, 'fetch');
   const includes = parseIncludes(request);
   const store = state.get(namespace);
@@ -61,7 +62,7 @@ const fetch: Command = ({ state, namespace, body }) => {
   throw badRequest('fetch needs ids or a prefix');
 };
 
-const remove: Command = ({ state, namespace, body }) => {
+const deleteVectors: Command = ({ state, namespace, body }) => {
   const store = state.get(namespace);
   let deleted = 0;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
@@ -186,8 +187,8 @@ export const commands: Record<string, { run: Command; writes: boolean }> = {
   'resumable-query': { run: resumableStart, writes: false },
   'resumable-query-next': { run: resumableNext, writes: false },
   'resumable-query-end': { run: resumableEnd, writes: false },
-  fetch: { run: fetch, writes: false },
-  delete: { run: remove, writes: true },
+  fetch: { run: fetchVectors, writes: false },
+  delete: { run: deleteVectors, writes: true },
   range: { run: range, writes: false },
   reset: { run: reset, writes: true },
   info: { run: info, writes: false },

@@ -53,7 +53,7 @@ export class VectorPersistence {
     const path = join(dir, manifestName);
     let manifest: Manifest = { format: 1, shape, generation: 0, namespaces: {} };
     if (existsSync(path)) {
-      manifest = JSON.parse(await readFile(path, 'utf8')) as Manifest;
+      manifest = await unreadable(dir, async () => JSON.parse(await readFile(path, 'utf8')) as Manifest);
       const saved = manifest.shape;
       if (
         saved.indexType !== shape.indexType ||
@@ -72,7 +72,11 @@ export class VectorPersistence {
     return persistence;
   }
 
-  async load(): Promise<Map<string, LoadedNamespace>> {
+  load(): Promise<Map<string, LoadedNamespace>> {
+    return unreadable(this.dir, () => this.read());
+  }
+
+  private async read(): Promise<Map<string, LoadedNamespace>> {
     const loaded = new Map<string, LoadedNamespace>();
     const dimension = this.manifest.shape.dimension;
     for (const [name, entry] of Object.entries(this.manifest.namespaces)) {
@@ -141,6 +145,16 @@ export class VectorPersistence {
       if (!ownFile.test(file) || referenced.has(file.replace(/\.[a-z0-9]+$/, ''))) continue;
       await rm(join(this.dir, file), { force: true });
     }
+  }
+}
+
+/** Names the directory, and the way out, when saved state cannot be read back. */
+async function unreadable<T>(dir: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`The vector data in ${dir} cannot be read (${reason}). Delete that directory to start empty.`);
   }
 }
 

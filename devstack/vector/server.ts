@@ -36,7 +36,7 @@ export interface VectorServer {
   close(): Promise<void>;
 }
 
-export const defaultHnsw: HnswSettings = { connectivity: 16, expansionAdd: 128, expansionSearch: 128 };
+export const defaultHnsw: HnswSettings = { connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
 
 /**
  * The subset of the Upstash Vector REST API that @upstash/vector uses: one index of a fixed

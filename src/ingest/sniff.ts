@@ -108,7 +108,8 @@ export function detectUploadType(filename: string, head: Uint8Array, complete: b
   const ext = extensionOf(filename);
   const type = typeFromExtension(filename);
   if (!type) {
-    if (ext === 'html' || ext === 'htm') return { ok: false, reason: 'HTML files cannot be uploaded; submit the page URL instead' };
+    if (ext === 'html' || ext === 'htm')
+      return { ok: false, reason: 'HTML files cannot be uploaded; submit the page URL instead' };
     if (ext === 'doc' || ext === 'xls' || ext === 'ppt') {
       return {
         ok: false,
@@ -172,7 +173,10 @@ function describe(sniffed: Sniffed): string {
 
 const MAIN_CONTENT_TYPES: [RegExp, OoxmlType][] = [
   [/wordprocessingml\.(document|template)\.main\+xml|ms-word\.(document|template)\.macroEnabled/i, 'docx'],
-  [/presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled/i, 'pptx'],
+  [
+    /presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled/i,
+    'pptx',
+  ],
   [/spreadsheetml\.(sheet|template)\.main\+xml|ms-excel\.(sheet|template)\.macroEnabled\.main/i, 'xlsx'],
 ];
 
@@ -320,7 +324,11 @@ function readEntryText(bytes: Uint8Array, entry: LocalEntry): { text: string; fi
 
 function findBytes(haystack: Uint8Array, needle: readonly number[]): number {
   const first = needle[0];
-  for (let i = haystack.indexOf(first!); i !== -1 && i + needle.length <= haystack.byteLength; i = haystack.indexOf(first!, i + 1)) {
+  for (
+    let i = haystack.indexOf(first!);
+    i !== -1 && i + needle.length <= haystack.byteLength;
+    i = haystack.indexOf(first!, i + 1)
+  ) {
     if (startsWith(haystack, needle, i)) return i;
   }
   return -1;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -693,6 +693,20 @@ describe('persistence', () => {
     await expect(createVectorServer({ token, indexType: 'HYBRID', dimension: 4, dataDir: dir })).rejects.toThrow(
       /holds a HYBRID index \(dimension 3, COSINE\), not the configured HYBRID index \(dimension 4, COSINE\)/,
     );
+  });
+});
+
+describe('unreadable saved state', () => {
+  it('names the directory and the way out', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vector-bad-'));
+    try {
+      await writeFile(join(dir, 'manifest.json'), '{ not json');
+      await expect(createVectorServer({ token, indexType: 'DENSE', dimension: 2, dataDir: dir })).rejects.toThrow(
+        `The vector data in ${dir} cannot be read`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

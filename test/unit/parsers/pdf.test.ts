@@ -370,7 +370,7 @@ describe('parsePdf on generated PDFs', () => {
   it('rejects a PDF with neither text nor images as empty', async () => {
     const error = await parseError(parsePdf(buildPdf([{ content: '' }, { content: '0 0 m 100 100 l S\n' }]), LIMITS));
     expect(error.reason).toBe('empty');
-    expect(error.message).toBe('The PDF contains no text or images');
+    expect(error.message).toBe('The PDF contains no readable text or images');
   });
 
   it('rejects bytes that are not a PDF as corrupt, and an empty file as empty', async () => {

@@ -115,7 +115,17 @@ interface Inline {
   sawText: boolean;
 }
 
-const SKIPPED = new Set(['w:pPr', 'w:rPr', 'w:del', 'w:moveFrom', 'w:instrText', 'w:delText', 'w:sdtPr', 'w:sdtEndPr', 'w:fldChar']);
+const SKIPPED = new Set([
+  'w:pPr',
+  'w:rPr',
+  'w:del',
+  'w:moveFrom',
+  'w:instrText',
+  'w:delText',
+  'w:sdtPr',
+  'w:sdtEndPr',
+  'w:fldChar',
+]);
 
 function collectInline(el: XmlElement, acc: Inline, ctx: Context, run: { bold: boolean; size: number | null } | null): void {
   for (const node of el.children) {
@@ -325,7 +335,10 @@ function table(el: XmlElement, ctx: Context): void {
     const images: string[] = [];
     for (const tc of rowCells(row)) {
       const props = child(tc, 'w:tcPr');
-      const span = Math.max(1, Math.min(64, Number.parseInt((props && child(props, 'w:gridSpan')?.attrs['w:val']) ?? '1', 10) || 1));
+      const span = Math.max(
+        1,
+        Math.min(64, Number.parseInt((props && child(props, 'w:gridSpan')?.attrs['w:val']) ?? '1', 10) || 1),
+      );
       const vMerge = props && child(props, 'w:vMerge');
       const continues = vMerge !== undefined && vMerge.attrs['w:val'] !== 'restart';
       const content = cellContent(tc, ctx);

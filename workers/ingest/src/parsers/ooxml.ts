@@ -1,7 +1,7 @@
 import type { OoxmlType } from '../../../../src/ingest/sniff.ts';
+import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
 import { openZip, type ZipArchive } from './zip.ts';
-import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
 
 /** What DOCX, PPTX and XLSX share: the package (ZIP, content types, relationships) and its images. */
 
@@ -91,8 +91,9 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType): OoxmlPackage {
   const officeDocument = [...rels('').values()].find((r) => isRelType(r, 'officeDocument') && !r.external);
   if (!officeDocument) throw notThis();
   const main = officeDocument.target;
-  const declared = children(contentTypes, 'Override').find((o) => o.attrs.PartName?.replace(/^\/+/, '').toLowerCase() === main.toLowerCase())
-    ?.attrs.ContentType;
+  const declared = children(contentTypes, 'Override').find(
+    (o) => o.attrs.PartName?.replace(/^\/+/, '').toLowerCase() === main.toLowerCase(),
+  )?.attrs.ContentType;
   if (!declared || !MAIN_CONTENT_TYPE[type].test(declared)) {
     const actual = (Object.keys(MAIN_CONTENT_TYPE) as OoxmlType[]).find((t) => declared && MAIN_CONTENT_TYPE[t].test(declared));
     if (actual) throw new ParseError('unsupported', `The file is a ${LABEL[actual]}, not a ${LABEL[type]}`);
@@ -216,7 +217,9 @@ export class ImageCollector {
       this.overLimit++;
       return;
     }
-    this.images.push({ png: bytes, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) });
+    // A stored (uncompressed) entry is a view into the whole file: copy it so the image does not pin the file.
+    const png = bytes.slice();
+    this.images.push({ png, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) });
   }
 
   /** Warnings for the images that were lost. */
@@ -228,7 +231,9 @@ export class ImageCollector {
       );
     }
     if (this.overLimit > 0) {
-      out.push(`${this.overLimit} more image${this.overLimit === 1 ? ' was' : 's were'} not described (at most ${this.limits.maxImages} per document)`);
+      out.push(
+        `${this.overLimit} more image${this.overLimit === 1 ? ' was' : 's were'} not described (at most ${this.limits.maxImages} per document)`,
+      );
     }
     return out;
   }

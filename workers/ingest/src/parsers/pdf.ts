@@ -163,7 +163,7 @@ async function parseDocument(
     if (failedPages === pageCount) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }
-    throw new ParseError('empty', 'The PDF contains no text or images');
+    throw new ParseError('empty', 'The PDF contains no readable text or images');
   }
 
   return { blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)), images, warnings, pageCount };
@@ -634,7 +634,8 @@ function mergeFragments(a: Fragment, b: Fragment): Fragment {
   };
 }
 
-const LIST_MARKER = /^(?:[•◦▪▫‣⁃●○■□➢►✓✔∙·–—*-]\s|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,5})[.)]\s)/u;
+// Bullets, and numbers or lowercase letters or roman numerals closed by '.' or ')'; not capital initials ("A. Smith").
+const LIST_MARKER = /^(?:[•◦▪▫‣⁃●○■□➢►✓✔∙·–—*-]\s|\(?(?:\d{1,3}|[a-z]|[ivx]{1,5}|[IVX]{1,5})[.)]\s)/u;
 
 function regionBlocks(fragments: Fragment[], body: BodyStyle, pageNumber: number): PendingBlock[] {
   const lines = regionLines(fragments);

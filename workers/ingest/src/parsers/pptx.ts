@@ -136,7 +136,13 @@ function table(tbl: XmlElement, ctx: SlideContext): void {
     for (const tc of children(tr, 'a:tc')) {
       const column = row.length;
       const body = child(tc, 'a:txBody');
-      const text = body ? cleanCell(paragraphs(body).map((p) => p.text).join(' ')) : '';
+      const text = body
+        ? cleanCell(
+            paragraphs(body)
+              .map((p) => p.text)
+              .join(' '),
+          )
+        : '';
       // Merged-away cells: a vertical one repeats the value above; a horizontal one is said once.
       if (tc.attrs.vMerge === '1' || tc.attrs.vMerge === 'true') row.push(above[column] ?? '');
       else if (tc.attrs.hMerge === '1' || tc.attrs.hMerge === 'true') row.push(grid.length === 0 ? (row[column - 1] ?? '') : '');

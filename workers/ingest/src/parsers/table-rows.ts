@@ -56,7 +56,7 @@ export class SheetRows {
   private header: string[] | null = null;
   private headerKey = '';
   private headerUsed = false;
-  private pending: { index: number; cells: string[] } | null = null;
+  private pending: string[] | null = null;
   private lastIndex = -2;
 
   constructor(
@@ -72,30 +72,39 @@ export class SheetRows {
       const title = this.pending;
       this.pending = null;
       if (filled >= 2) {
-        this.emit('heading', title.cells.find((c) => c !== '')!, this.titleLevel);
+        this.emit('heading', title.find((c) => c !== '')!, this.titleLevel);
         this.flushHeader();
         this.header = null;
       } else {
-        this.accept(title.index, title.cells);
+        this.loneCell(title);
       }
     }
     const afterGap = index > this.lastIndex + 1;
     this.lastIndex = index;
     if (filled === 1 && afterGap && !isNumeric(cleaned.find((c) => c !== '')!)) {
-      this.pending = { index, cells: cleaned };
+      this.pending = cleaned;
       return;
     }
-    this.accept(index, cleaned);
+    this.accept(cleaned);
   }
 
   finish(): Block[] {
-    if (this.pending) this.accept(this.pending.index, this.pending.cells);
+    if (this.pending) this.loneCell(this.pending);
     this.pending = null;
     this.flushHeader();
     return this.blocks;
   }
 
-  private accept(_index: number, cells: string[]): void {
+  /**
+   * A lone cell set apart by a blank row that titles nothing: below a table it is a note or
+   * a source line, not a value of the table's first column; at the top it starts the table.
+   */
+  private loneCell(cells: string[]): void {
+    if (this.header) this.emit('paragraph', cells.find((c) => c !== '')!);
+    else this.accept(cells);
+  }
+
+  private accept(cells: string[]): void {
     if (!this.header) {
       this.header = cells;
       this.headerKey = cells.join('\u0000');

@@ -113,7 +113,10 @@ export function stripInline(text: string): string {
 }
 
 function splitRow(line: string): string[] {
-  const trimmed = line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  const trimmed = line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '');
   return trimmed.split(/(?<!\\)\|/).map((c) => stripInline(c.replace(/\\\|/g, '|')));
 }
 
@@ -150,12 +153,9 @@ function markdownBlocks(text: string): Block[] {
     if (fence) {
       flush();
       const marker = fence[1]!;
+      const closing = new RegExp(`^ {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}[ \\t]*$`);
       const code: string[] = [];
-      for (i++; i < lines.length; i++) {
-        const l = lines[i]!;
-        if (l.trimStart().startsWith(marker[0]!.repeat(marker.length)) && l.trim().replace(new RegExp(`^\\${marker[0]}+`), '') === '') break;
-        code.push(l);
-      }
+      for (i++; i < lines.length && !closing.test(lines[i]!); i++) code.push(lines[i]!);
       const body = code.join('\n').trim();
       if (body !== '') blocks.push({ kind: 'paragraph', text: body });
       continue;

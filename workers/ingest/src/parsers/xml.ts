@@ -203,9 +203,12 @@ function scan(xml: string, handler: ScanHandler): void {
       for (const m of body.slice(nameEnd).matchAll(ATTRIBUTE)) {
         const key = m[1]!;
         const value = decodeEntities(m[2] ?? m[3] ?? '');
-        if (key === 'xmlns') (scope ??= new Map()).set('', value);
-        else if (key.startsWith('xmlns:')) (scope ??= new Map()).set(key.slice(6), value);
-        else rawAttrs.push([key, value]);
+        if (key === 'xmlns' || key.startsWith('xmlns:')) {
+          scope ??= new Map();
+          scope.set(key === 'xmlns' ? '' : key.slice(6), value);
+        } else {
+          rawAttrs.push([key, value]);
+        }
       }
     }
     const name = resolveName(rawName, stack, scope, false);

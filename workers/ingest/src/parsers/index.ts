@@ -1,0 +1,67 @@
+import type { DocType } from '../../../../src/ingest/sniff.ts';
+import { parseCsv } from './csv.ts';
+import { parseDocx } from './docx.ts';
+import { parseHtml } from './html.ts';
+import { parsePdf } from './pdf.ts';
+import { parsePptx } from './pptx.ts';
+import { parseText } from './text.ts';
+import { DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { parseXlsx } from './xlsx.ts';
+
+/** Where a fetched page came from: HTML needs the response's Content-Type for its charset. */
+export interface DocumentSource {
+  contentType?: string | null;
+  url?: string;
+}
+
+const UNREADABLE = 'The file could not be read: it may be corrupt';
+
+/**
+ * Parses a document of a known type. Every failure is a ParseError whose message can be
+ * shown to the user; anything unexpected inside a parser becomes a generic "corrupt" so
+ * that no internals leak into a job's error message.
+ */
+export async function parseDocument(
+  type: DocType,
+  bytes: Uint8Array,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+  source: DocumentSource = {},
+): Promise<ParsedDocument> {
+  if (bytes.byteLength === 0) throw new ParseError('empty', 'The file is empty');
+  let doc: ParsedDocument;
+  try {
+    doc = await dispatch(type, bytes, limits, source);
+  } catch (error) {
+    if (error instanceof ParseError) throw error;
+    throw new ParseError('corrupt', UNREADABLE);
+  }
+  if (doc.blocks.length === 0 && doc.images.length === 0) throw new ParseError('empty', 'The document is empty');
+  return doc;
+}
+
+function dispatch(
+  type: DocType,
+  bytes: Uint8Array,
+  limits: ParseLimits,
+  source: DocumentSource,
+): Promise<ParsedDocument> | ParsedDocument {
+  switch (type) {
+    case 'pdf':
+      return parsePdf(bytes, limits);
+    case 'docx':
+      return parseDocx(bytes, limits);
+    case 'pptx':
+      return parsePptx(bytes, limits);
+    case 'xlsx':
+      return parseXlsx(bytes, limits);
+    case 'csv':
+      return parseCsv(bytes);
+    case 'txt':
+    case 'md':
+      return parseText(bytes, type);
+    case 'html':
+      return parseHtml(bytes, source.contentType ?? null, source.url ?? '');
+    default:
+      throw new ParseError('unsupported', 'This file type is not supported');
+  }
+}
