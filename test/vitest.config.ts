@@ -13,9 +13,11 @@ export default defineConfig({
     projects: [
       {
         // Pure logic and devstack services that start themselves: no worker needed.
+        extends: true,
         test: { name: 'standalone', root: 'test', include: ['unit/**/*.test.ts', 'devstack/**/*.test.ts'] },
       },
       {
+        extends: true,
         test: {
           name: 'pglite',
           root: 'test',
@@ -25,6 +27,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'postgres',
           root: 'test',

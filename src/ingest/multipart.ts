@@ -4,11 +4,18 @@ export interface FilePart {
   filename: string;
   /** The file's bytes as they arrive; nothing past them is read. */
   body: ReadableStream<Uint8Array>;
+  /** Resolves once the whole request body has been read or thrown away; call before answering. */
+  settle(): Promise<void>;
 }
 
 const MAX_HEADER_BYTES = 16 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+type BodyReader = Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>;
+
+// What is read and thrown away of a body we stop using, before giving up on it.
+const DRAIN_LIMIT = 64 * 1024 * 1024;
 
 const invalid = (msg: string) => new AppError('validation_failed', [{ loc: ['body', 'file'], msg, type: 'multipart' }]);
 
@@ -22,7 +29,16 @@ export async function openFilePart(request: Request, name = 'file'): Promise<Fil
   if (!token || !/^multipart\/form-data/i.test(request.headers.get('content-type') ?? '') || !request.body) {
     throw invalid('The body must be multipart/form-data with a file field');
   }
-  const reader = request.body.getReader();
+  const reader = serialReads(request.body.getReader());
+  try {
+    return await findFilePart(reader, token, name);
+  } catch (error) {
+    await drain(reader);
+    throw error;
+  }
+}
+
+async function findFilePart(reader: BodyReader, token: string, name: string): Promise<FilePart> {
   const delimiter = encoder.encode(`\r\n--${token}`);
   // Seeding with CRLF lets the first boundary match the same delimiter as the rest.
   let buffer = concat(encoder.encode('\r\n'), new Uint8Array());
@@ -56,28 +72,32 @@ export async function openFilePart(request: Request, name = 'file'): Promise<Fil
     if (fieldName !== name) continue;
     const filename = /\bfilename\*=UTF-8''([^;\r\n]+)/i.exec(disposition)?.[1] ?? /\bfilename="([^"]*)"/i.exec(disposition)?.[1];
     if (filename === undefined) throw invalid(`The field "${name}" must be a file`);
-    return { filename: safeFilename(filename), body: partStream(reader, buffer, delimiter) };
+    return { filename: safeFilename(filename), ...partStream(reader, buffer, delimiter) };
   }
 }
 
 /** Streams bytes up to the next delimiter, holding back only a delimiter's length. */
 function partStream(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: BodyReader,
   start: Uint8Array,
   delimiter: Uint8Array,
-): ReadableStream<Uint8Array> {
+): Pick<FilePart, 'body' | 'settle'> {
   let buffer = start;
-  let finished = false;
-  return new ReadableStream<Uint8Array>({
+  let drained: Promise<void> | undefined;
+  const finish = () => {
+    drained ??= drain(reader);
+    return drained;
+  };
+  const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
-        if (finished) return;
+        // Discarded: end the stream, or every pending read would pull again forever.
+        if (drained) return controller.error(invalid('The upload was discarded'));
         const at = indexOf(buffer, delimiter);
         if (at >= 0) {
           if (at > 0) controller.enqueue(buffer.slice(0, at));
-          finished = true;
           controller.close();
-          void reader.cancel().catch(() => {});
+          await finish();
           return;
         }
         const safe = buffer.length - delimiter.length;
@@ -88,18 +108,51 @@ function partStream(
         }
         const { done, value } = await reader.read();
         if (done) {
-          finished = true;
+          drained = Promise.resolve();
           controller.error(invalid('The upload ended before the file was complete'));
           return;
         }
         buffer = concat(buffer, value);
       }
     },
-    cancel(reason) {
-      finished = true;
-      return reader.cancel(reason);
-    },
+    cancel: () => finish(),
   });
+  return { body, settle: finish };
+}
+
+/**
+ * Reads the rest of a request body and throws it away. Answering while the client is
+ * still sending resets its connection (and trips up wrangler's dev proxy), so an
+ * early error (415, 413) lets the body finish first, up to a limit.
+ */
+async function drain(reader: BodyReader): Promise<void> {
+  let seen = 0;
+  try {
+    while (seen < DRAIN_LIMIT) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      seen += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing left to drain.
+  }
+}
+
+/**
+ * One read at a time on the request body: workerd drops the connection when the file
+ * stream and the drain have reads pending on it together.
+ */
+function serialReads(reader: ReadableStreamDefaultReader<Uint8Array>): BodyReader {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    read() {
+      const next = last.then(() => reader.read());
+      last = next.catch(() => {});
+      return next;
+    },
+    cancel: (reason?: unknown) => reader.cancel(reason),
+  };
 }
 
 function safeFilename(raw: string): string {

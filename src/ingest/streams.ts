@@ -6,21 +6,26 @@ export class TooLarge extends Error {
   }
 }
 
-/** Counts bytes as they pass and errors the stream once they exceed `limit`. */
-export function limitBytes(
-  stream: ReadableStream<Uint8Array>,
-  limit: number,
-): { stream: ReadableStream<Uint8Array>; size(): number } {
+/**
+ * Counts bytes as they pass and errors the stream once they exceed `limit`. A plain
+ * pull-through stream rather than a TransformStream: cancelling a piped body made
+ * workerd drop the connection.
+ */
+export function limitBytes(stream: ReadableStream<Uint8Array>, limit: number): { stream: ReadableStream<Uint8Array>; size(): number } {
   let seen = 0;
-  const counted = stream.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > limit) controller.error(new TooLarge(limit));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+  const reader = stream.getReader();
+  const counted = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      seen += value.byteLength;
+      if (seen > limit) {
+        controller.error(new TooLarge(limit));
+        await reader.cancel().catch(() => {});
+      } else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
   return { stream: counted, size: () => seen };
 }
 

@@ -64,9 +64,9 @@ export function tokenize(text: string): string[] {
 const encoder = new TextEncoder();
 
 /**
- * Maps a term to a sparse dimension with 32-bit FNV-1a over its UTF-8 bytes. Stable across
+ * Maps a term to a sparse dimension with 32-bit FNV-1a, kept to 31 bits, over its UTF-8 bytes. Stable across
  * runtimes and releases, which matters because stored vectors outlive the code that wrote
- * them. Distinct terms can collide: a vocabulary of 100,000 terms has about one pair sharing
+ * them. Distinct terms can collide: a vocabulary of 100,000 terms has about two pairs sharing
  * a dimension. A collision merges the two terms' counts, a small loss of precision that a
  * hashed vocabulary accepts in exchange for needing no dictionary.
  */
@@ -76,7 +76,8 @@ export function termIndex(term: string): number {
     hash ^= byte;
     hash = Math.imul(hash, 0x01000193);
   }
-  return hash >>> 0;
+  // 31 bits: valid both as a signed and as an unsigned 32-bit index, whichever a server assumes.
+  return (hash >>> 0) & 0x7fffffff;
 }
 
 function countTerms(tokens: readonly string[]): Map<number, number> {

@@ -61,8 +61,12 @@ export function registerIngestRoutes(app: App) {
     const declared = Number(c.req.header('content-length') ?? 0);
     if (declared > MAX_BODY_BYTES) throw new AppError('payload_too_large', 'The file is larger than 50 MB');
     const file = await openFilePart(c.req.raw);
-    const jobId = await c.var.services.ingest.uploadFile(c.var.caller, c.req.query('collection_id') || undefined, file);
-    return c.json({ job_id: jobId }, 200);
+    try {
+      const jobId = await c.var.services.ingest.uploadFile(c.var.caller, c.req.query('collection_id') || undefined, file);
+      return c.json({ job_id: jobId }, 200);
+    } finally {
+      await file.settle();
+    }
   });
   app.openapi(ingestUrl, async (c) => {
     const { url, collection_id } = c.req.valid('json');

@@ -82,20 +82,23 @@ export function createIngestService(deps: IngestDeps) {
       const counted = limitBytes(file.body, MAX_UPLOAD_BYTES);
       const { head, complete, stream } = await peek(counted.stream, SNIFF_BYTES).catch(rethrowTooLarge);
       const detected = detectUploadType(file.filename, head, complete);
-      if (!detected.ok) {
-        await stream.cancel().catch(() => {});
-        throw new AppError('unsupported_media_type', detected.reason);
-      }
+      if (!detected.ok) throw new AppError('unsupported_media_type', detected.reason);
 
       const documentId = crypto.randomUUID();
       const key = `${documentFolder(namespaceFor(cid, caller.id), documentId)}/original.${detected.type}`;
+      const folder = documentFolder(namespaceFor(cid, caller.id), documentId);
       try {
         await store.put(key, stream, detected.contentType);
       } catch (error) {
         // A partial object may exist if the store accepted some bytes.
-        await store.removeFolder(documentFolder(namespaceFor(cid, caller.id), documentId)).catch(() => {});
+        await store.removeFolder(folder).catch(() => {});
         if (error instanceof TooLarge || counted.size() > MAX_UPLOAD_BYTES) throw tooLarge();
         throw error;
+      }
+      // A body cut short by the limit can still look complete to the store.
+      if (counted.size() > MAX_UPLOAD_BYTES) {
+        await store.removeFolder(folder);
+        throw tooLarge();
       }
       try {
         return await enqueue(caller, {
@@ -111,7 +114,7 @@ export function createIngestService(deps: IngestDeps) {
           chunk_size: chunkSize,
         });
       } catch (error) {
-        await store.removeFolder(documentFolder(namespaceFor(cid, caller.id), documentId)).catch(() => {});
+        await store.removeFolder(folder).catch(() => {});
         throw error;
       }
     },

@@ -155,13 +155,13 @@ describe('documents that cannot be ingested', () => {
   });
 
   it.each([
-    ['report.docx', fixture('paper-with-table.pdf'), 'PDF bytes named .docx'],
-    ['sheet.xlsx', fixture('handbook-1p.docx'), 'a DOCX named .xlsx'],
-    ['notes.txt', new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0]), 'binary named .txt'],
-    ['program.exe', new Uint8Array([0x4d, 0x5a, 0x90, 0]), 'an executable'],
-    ['image.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), 'a PNG'],
-    ['noextension', new TextEncoder().encode('hello'), 'no extension'],
-  ])('415 for %s (%s)', async (name, bytes) => {
+    { name: 'report.docx', bytes: fixture('paper-with-table.pdf'), what: 'PDF bytes named .docx' },
+    { name: 'sheet.xlsx', bytes: fixture('handbook-1p.docx'), what: 'a DOCX named .xlsx' },
+    { name: 'notes.txt', bytes: new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0]), what: 'binary named .txt' },
+    { name: 'program.exe', bytes: new Uint8Array([0x4d, 0x5a, 0x90, 0]), what: 'an executable' },
+    { name: 'image.png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), what: 'a PNG' },
+    { name: 'noextension', bytes: new TextEncoder().encode('hello'), what: 'no extension' },
+  ])('415 for $what', async ({ name, bytes }) => {
     const response = await upload(cast.owner.token, name, bytes, collectionId);
     expect(response.status).toBe(415);
     expect(response.body.code).toBe('unsupported_media_type');

@@ -29,6 +29,9 @@ export interface Progress {
   errors: string[];
 }
 
+/** An int[] literal: the client runs without type discovery, so it cannot encode JS arrays itself. */
+const intArray = (values: number[]) => `{${values.map((v) => Math.trunc(v)).join(',')}}`;
+
 export const TERMINAL: readonly JobStatus[] = ['succeeded', 'partial', 'failed'];
 
 /** The SQL of the ingest pipeline. Every write is safe to repeat: deliveries are at-least-once. */
@@ -84,13 +87,13 @@ export function createPipelineDb(sql: Sql) {
       }
       if (indexes.length === 0) return;
       await sql`update document_chunks set state = 'done', error = null
-                 where document_id = ${documentId} and chunk_index = any(${indexes}::int[]) and state = 'pending'`;
+                 where document_id = ${documentId} and chunk_index = any(${intArray(indexes)}::int[]) and state = 'pending'`;
     },
 
     async markFailed(documentId: string, indexes: number[], error: string): Promise<void> {
       if (indexes.length === 0) return;
       await sql`update document_chunks set state = 'failed', error = ${error}
-                 where document_id = ${documentId} and chunk_index = any(${indexes}::int[]) and state = 'pending'`;
+                 where document_id = ${documentId} and chunk_index = any(${intArray(indexes)}::int[]) and state = 'pending'`;
     },
 
     /** Recounts from the chunk rows, so a repeated batch never counts twice. */
