@@ -46,9 +46,16 @@ ${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs 
   if (withWorker) {
     const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
     workers.push(
-      await startWorker({ config: 'workers/ingest/wrangler.toml', port: ingestPort, vars: ingestWorkerVars(stack, ingestUrl), hyperdrive }),
+      await startWorker({
+        config: 'workers/ingest/wrangler.toml',
+        port: ingestPort,
+        vars: ingestWorkerVars(stack, ingestUrl),
+        hyperdrive,
+      }),
     );
-    workers.push(await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiWorkerVars(stack, ingestUrl), hyperdrive }));
+    workers.push(
+      await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiWorkerVars(stack, ingestUrl), hyperdrive }),
+    );
     console.log(`API ready at ${workers[1]?.url} — Ctrl-C stops everything.`);
     for (const worker of workers) {
       worker.process.once('exit', (code) => {

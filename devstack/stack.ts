@@ -1,19 +1,19 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createAuthApp } from './auth/app.ts';
 import { createDohApp } from './dns/server.ts';
 import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
 import { createFaults } from './faults.ts';
+import { type DevstackKeys, loadKeys } from './keys.ts';
+import { migrate } from './migrate.ts';
 import { createModelServer } from './models/server.ts';
+import { type RunningPostgres, startPostgres } from './postgres.ts';
 import { createQStash } from './qstash/server.ts';
 import { createStorageApp } from './storage/app.ts';
 import { createVectorServer } from './vector/server.ts';
-import { type DevstackKeys, loadKeys } from './keys.ts';
-import { migrate } from './migrate.ts';
-import { type RunningPostgres, startPostgres } from './postgres.ts';
 
 export interface DevstackOptions {
   dataDir: string;
@@ -188,7 +188,8 @@ async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket:
   if (response.ok) return;
   // Like the real API, Storage answers "already exists" as a 400 whose body says 409.
   const body = (await response.json().catch(() => ({}))) as { statusCode?: string };
-  if (body.statusCode !== '409') throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${JSON.stringify(body)}`);
+  if (body.statusCode !== '409')
+    throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${JSON.stringify(body)}`);
 }
 
 function listen(app: Hono, hostname: string, port: number) {

@@ -20,7 +20,12 @@ export const SharedSettings = {
   INGEST_TRUSTED_ORIGINS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    ),
 };
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */

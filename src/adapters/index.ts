@@ -17,7 +17,11 @@ export function adaptersFor(config: Config): Adapters {
   let adapters = cache.get(config);
   if (!adapters) {
     adapters = {
-      store: createObjectStore({ url: config.SUPABASE_URL, serviceRoleKey: config.SUPABASE_SERVICE_ROLE_KEY, bucket: config.STORAGE_BUCKET }),
+      store: createObjectStore({
+        url: config.SUPABASE_URL,
+        serviceRoleKey: config.SUPABASE_SERVICE_ROLE_KEY,
+        bucket: config.STORAGE_BUCKET,
+      }),
       vectors: createVectorStore({ url: config.UPSTASH_VECTOR_REST_URL, token: config.UPSTASH_VECTOR_REST_TOKEN }),
       queue: config.QSTASH_TOKEN ? createQueue({ url: config.QSTASH_URL, token: config.QSTASH_TOKEN }) : null,
     };

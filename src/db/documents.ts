@@ -19,7 +19,16 @@ export interface DocumentRow {
 
 export type NewDocument = Pick<
   DocumentRow,
-  'id' | 'collection_id' | 'user_id' | 'name' | 'source_kind' | 'source_url' | 'content_type' | 'size_bytes' | 'storage_path' | 'chunk_size'
+  | 'id'
+  | 'collection_id'
+  | 'user_id'
+  | 'name'
+  | 'source_kind'
+  | 'source_url'
+  | 'content_type'
+  | 'size_bytes'
+  | 'storage_path'
+  | 'chunk_size'
 >;
 
 export function createDocumentRepo(sql: Sql) {

@@ -77,11 +77,7 @@ async function findFilePart(reader: BodyReader, token: string, name: string): Pr
 }
 
 /** Streams bytes up to the next delimiter, holding back only a delimiter's length. */
-function partStream(
-  reader: BodyReader,
-  start: Uint8Array,
-  delimiter: Uint8Array,
-): Pick<FilePart, 'body' | 'settle'> {
+function partStream(reader: BodyReader, start: Uint8Array, delimiter: Uint8Array): Pick<FilePart, 'body' | 'settle'> {
   let buffer = start;
   let drained: Promise<void> | undefined;
   const finish = () => {
@@ -164,9 +160,9 @@ function safeFilename(raw: string): string {
   }
   // Browsers may send a full path; only the last segment is the file's name.
   name = name.split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  name = name
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+  name = [...name]
+    .filter((ch) => ch.charCodeAt(0) > 0x1f && ch !== '\u007f')
+    .join('')
     .trim()
     .slice(0, 255);
   if (!name) throw invalid('The file has no name');

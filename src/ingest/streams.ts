@@ -11,7 +11,10 @@ export class TooLarge extends Error {
  * pull-through stream rather than a TransformStream: cancelling a piped body made
  * workerd drop the connection.
  */
-export function limitBytes(stream: ReadableStream<Uint8Array>, limit: number): { stream: ReadableStream<Uint8Array>; size(): number } {
+export function limitBytes(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): { stream: ReadableStream<Uint8Array>; size(): number } {
   let seen = 0;
   const reader = stream.getReader();
   const counted = new ReadableStream<Uint8Array>({

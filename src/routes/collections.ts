@@ -102,9 +102,7 @@ export function registerCollectionRoutes(app: App) {
     const config = await c.var.services.collections.putConfig(c.var.caller, c.req.valid('param').id, c.req.valid('json'));
     return c.json(config, 200);
   });
-  app.openapi(documents, async (c) =>
-    c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id), 200),
-  );
+  app.openapi(documents, async (c) => c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id), 200));
   app.openapi(removeDocument, async (c) => {
     const { id, document_id } = c.req.valid('param');
     return c.json({ deleted: await c.var.services.documents.delete(c.var.caller, id, document_id) }, 200);

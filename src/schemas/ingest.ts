@@ -12,7 +12,11 @@ export const IngestQuery = z.object({
 });
 
 export const UploadSchema = z
-  .object({ file: z.any().openapi({ type: 'string', format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }) })
+  .object({
+    file: z
+      .any()
+      .openapi({ type: 'string', format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }),
+  })
   .openapi('Upload');
 
 export const UrlIngestSchema = z

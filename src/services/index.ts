@@ -1,4 +1,5 @@
 import type { Adapters } from '../adapters/index.ts';
+import { UpstreamError } from '../adapters/upstream-error.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import { createCollectionRepo } from '../db/collections.ts';
@@ -7,7 +8,6 @@ import { createJobRepo } from '../db/jobs.ts';
 import { createMemberRepo } from '../db/members.ts';
 import { createSessionRepo } from '../db/sessions.ts';
 import { createShareRepo } from '../db/shares.ts';
-import { UpstreamError } from '../adapters/upstream-error.ts';
 import { checkUrl, createResolver, DnsError } from '../ingest/dns.ts';
 import { createAccessService } from './access.ts';
 import { createChatService } from './chat.ts';

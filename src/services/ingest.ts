@@ -1,5 +1,5 @@
-import type { ObjectStore } from '../adapters/storage.ts';
 import type { Queue } from '../adapters/queue.ts';
+import type { ObjectStore } from '../adapters/storage.ts';
 import type { Caller } from '../auth/caller.ts';
 import { isUuid, type Sql } from '../db/client.ts';
 import type { DocumentRepo, NewDocument } from '../db/documents.ts';

@@ -39,7 +39,12 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
   it('503 when the queue is down, with no job, document or object left behind', async () => {
     const before = await rowsOf(cast.memberIngest.id);
     await injectFault('qstash', { status: 500 });
-    const response = await upload(cast.memberIngest.token, 'queued.txt', new TextEncoder().encode('Never queued.\n'), collectionId);
+    const response = await upload(
+      cast.memberIngest.token,
+      'queued.txt',
+      new TextEncoder().encode('Never queued.\n'),
+      collectionId,
+    );
     expect(response.status).toBe(503);
     expect(response.body.detail).not.toMatch(/injected|500/);
     expect(await rowsOf(cast.memberIngest.id)).toEqual(before);
@@ -50,7 +55,12 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
   it('502 when storage is down, with nothing left behind', async () => {
     const before = await rowsOf(cast.memberIngest.id);
     await injectFault('storage', { status: 500, match: collectionId });
-    const response = await upload(cast.memberIngest.token, 'stored.txt', new TextEncoder().encode('Never stored.\n'), collectionId);
+    const response = await upload(
+      cast.memberIngest.token,
+      'stored.txt',
+      new TextEncoder().encode('Never stored.\n'),
+      collectionId,
+    );
     expect(response.status).toBe(502);
     expect(response.body.code).toBe('upstream_failed');
     await clearFaults();
@@ -60,12 +70,14 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
 
   it('resumes after a crash mid-job: the failed batch is retried and nothing is lost or doubled', async () => {
     // The vector index fails the first upserts, as if the worker died mid-batch.
-    await injectFault('vector', { status: 500, count: 5, match: collectionId });
+    await injectFault('vector', { status: 500, count: 2, match: collectionId });
     const job = await ingestFile(cast.owner.token, 'sample-presentation-4slides.pptx', collectionId);
     expect(job.status, job.error_message ?? '').toBe('succeeded');
     const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
     expect(chunks.length).toBe(job.chunks_total);
-    const found = await vectorIndex().namespace(collectionId).fetch(chunks.map((c) => c.vector_id));
+    const found = await vectorIndex()
+      .namespace(collectionId)
+      .fetch(chunks.map((c) => c.vector_id));
     expect(found.every((v) => v !== null)).toBe(true);
   });
 
@@ -89,14 +101,33 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
     expect(done.chunks_total).toBe(job.chunks_total);
     expect(done.chunks_processed).toBe(job.chunks_total);
     const after = await chunkRows(documentId);
-    expect(after.map((c) => [c.chunk_index, c.vector_id, c.text])).toEqual(before.map((c) => [c.chunk_index, c.vector_id, c.text]));
+    expect(after.map((c) => [c.chunk_index, c.vector_id, c.text])).toEqual(
+      before.map((c) => [c.chunk_index, c.vector_id, c.text]),
+    );
     expect((await vectorIndex().info()).namespaces[collectionId]?.vectorCount).toBe(countBefore);
+  });
+
+  it('a batch whose every retry fails is recorded through the failure callback, and the job ends', async () => {
+    await injectFault('vector', { status: 500, match: collectionId });
+    const created = await upload(cast.owner.token, 'unindexable.txt', new TextEncoder().encode('Never indexed.\n'), collectionId);
+    expect(created.status).toBe(200);
+    const job = await waitForJob(cast.owner.token, created.body.job_id, 90_000);
+    expect(job.status).toBe('failed');
+    expect(job.error_message).toMatch(/could not be indexed/);
+    expect(job.chunks_processed).toBe(job.chunks_total);
+    await clearFaults();
+    expect(await documentOfJob(job.job_id)).toBeNull();
   });
 
   it('a step whose every retry fails ends the job as failed, through the failure callback', async () => {
     // Uploads (POST) work; every read of the original (GET) fails, so every retry of the extract step fails.
     await injectFault('storage', { status: 500, match: collectionId, method: 'GET' });
-    const created = await upload(cast.owner.token, 'unreadable.txt', new TextEncoder().encode('Will not be read.\n'), collectionId);
+    const created = await upload(
+      cast.owner.token,
+      'unreadable.txt',
+      new TextEncoder().encode('Will not be read.\n'),
+      collectionId,
+    );
     expect(created.status).toBe(200);
     const job = await waitForJob(cast.owner.token, created.body.job_id, 90_000);
     expect(job.status).toBe('failed');
@@ -109,7 +140,12 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
 
 describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliveries', () => {
   it('401 for a missing, forged or mismatched signature, with nothing changed', async () => {
-    const created = await upload(cast.owner.token, 'signed.txt', new TextEncoder().encode('Signed deliveries only.\n'), collectionId);
+    const created = await upload(
+      cast.owner.token,
+      'signed.txt',
+      new TextEncoder().encode('Signed deliveries only.\n'),
+      collectionId,
+    );
     const job = await waitForJob(cast.owner.token, created.body.job_id);
     const body = JSON.stringify({ job_id: job.job_id, step: 'extract' });
     const post = (headers: Record<string, string>) =>
@@ -148,6 +184,10 @@ describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliver
       .sign(new TextEncoder().encode(stack.qstashSigningKeys.current));
     expect((await post({ 'upstash-signature': expired })).status).toBe(401);
     const unchanged = await api('GET', `/ingest/jobs/${job.job_id}`, { token: cast.owner.token });
-    expect(unchanged.body).toMatchObject({ status: job.status, chunks_total: job.chunks_total, updated_at: (job as any).updated_at });
+    expect(unchanged.body).toMatchObject({
+      status: job.status,
+      chunks_total: job.chunks_total,
+      updated_at: (job as any).updated_at,
+    });
   });
 });

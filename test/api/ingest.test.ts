@@ -57,7 +57,12 @@ describe('upload → job → documents → delete', () => {
     const ids = chunks.map((c) => c.vector_id);
     const vectors = await index.fetch(ids, { includeMetadata: true });
     expect(vectors.every((v) => v !== null)).toBe(true);
-    expect(vectors[0]?.metadata).toMatchObject({ document_id: documentId, source: 'handbook-1p.docx', chunk_index: 0, chunk_type: 'text' });
+    expect(vectors[0]?.metadata).toMatchObject({
+      document_id: documentId,
+      source: 'handbook-1p.docx',
+      chunk_index: 0,
+      chunk_type: 'text',
+    });
 
     // Only the owner deletes.
     for (const user of [cast.memberIngest, cast.memberQuery, cast.stranger, cast.admin]) {
@@ -124,7 +129,12 @@ describe('upload → job → documents → delete', () => {
     expect(images.map((c) => c.text).join(' ')).toMatch(/Linn/i);
     const stored = await objectsUnder(`${collectionId}/${documentId}/images`);
     expect(stored.length).toBe(images.length);
-    const vectors = await vectorIndex().namespace(collectionId).fetch(images.map((c) => c.vector_id), { includeMetadata: true });
+    const vectors = await vectorIndex()
+      .namespace(collectionId)
+      .fetch(
+        images.map((c) => c.vector_id),
+        { includeMetadata: true },
+      );
     expect(vectors[0]?.metadata).toMatchObject({ chunk_type: 'image_description', image_path: images[0]?.image_path });
   });
 });
@@ -157,7 +167,11 @@ describe('documents that cannot be ingested', () => {
   it.each([
     { name: 'report.docx', bytes: fixture('paper-with-table.pdf'), what: 'PDF bytes named .docx' },
     { name: 'sheet.xlsx', bytes: fixture('handbook-1p.docx'), what: 'a DOCX named .xlsx' },
-    { name: 'notes.txt', bytes: new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0]), what: 'binary named .txt' },
+    {
+      name: 'notes.txt',
+      bytes: new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0]),
+      what: 'binary named .txt',
+    },
     { name: 'program.exe', bytes: new Uint8Array([0x4d, 0x5a, 0x90, 0]), what: 'an executable' },
     { name: 'image.png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), what: 'a PNG' },
     { name: 'noextension', bytes: new TextEncoder().encode('hello'), what: 'no extension' },
@@ -171,7 +185,9 @@ describe('documents that cannot be ingested', () => {
     const big = new Uint8Array(50 * 1024 * 1024 + 1).fill(0x61);
     const response = await upload(cast.owner.token, 'big.txt', big, collectionId);
     expect(response.status).toBe(413);
-    const [{ count } = { count: -1 }] = await db()<{ count: number }[]>`select count(*)::int as count from documents where collection_id = ${collectionId} and name = 'big.txt'`;
+    const [{ count } = { count: -1 }] = await db()<
+      { count: number }[]
+    >`select count(*)::int as count from documents where collection_id = ${collectionId} and name = 'big.txt'`;
     expect(count).toBe(0);
   });
 
@@ -201,7 +217,10 @@ describe('who may ingest and see jobs', () => {
     expect((await upload('not-a-token', 'a.txt', bytes, collectionId)).status).toBe(401);
 
     for (const user of [cast.memberQuery, cast.stranger, cast.admin]) {
-      const refused = await api('POST', '/ingest/url', { token: user.token, body: { url: `${stack.pagesUrl}/article.html`, collection_id: collectionId } });
+      const refused = await api('POST', '/ingest/url', {
+        token: user.token,
+        body: { url: `${stack.pagesUrl}/article.html`, collection_id: collectionId },
+      });
       expect(refused.status).toBe(403);
     }
   });
@@ -223,7 +242,12 @@ describe('who may ingest and see jobs', () => {
     const job = await ingestFile(cast.stranger.token, 'personal.md', undefined, new TextEncoder().encode(text));
     expect(job).toMatchObject({ status: 'succeeded', collection_id: null });
     const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
-    const found = await vectorIndex().namespace(`personal-${cast.stranger.id}`).fetch(chunks.map((c) => c.vector_id), { includeMetadata: true });
+    const found = await vectorIndex()
+      .namespace(`personal-${cast.stranger.id}`)
+      .fetch(
+        chunks.map((c) => c.vector_id),
+        { includeMetadata: true },
+      );
     expect(found[0]?.metadata?.text).toContain('tomato seedlings');
   });
 });
@@ -241,7 +265,11 @@ describe('URL ingestion', () => {
     expect(text).toContain('La Rance station');
     expect(text).not.toContain('Cookie settings');
     const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
-    expect(listed.body.find((d: any) => d.id === documentId)).toMatchObject({ open_url: url, source_kind: 'url', content_type: 'text/html' });
+    expect(listed.body.find((d: any) => d.id === documentId)).toMatchObject({
+      open_url: url,
+      source_kind: 'url',
+      content_type: 'text/html',
+    });
   });
 
   it('parses a URL that serves a PDF as a PDF', async () => {
@@ -254,12 +282,23 @@ describe('URL ingestion', () => {
   });
 
   it.each([
-    ['a redirect to the cloud metadata address', (base: string) => `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`, /private|reserved|not allowed/i],
-    ['a redirect to a name that resolves privately', (base: string) => `${base}/redirect?to=${encodeURIComponent('http://rebind.example.test/')}`, /private|reserved|not allowed/i],
+    [
+      'a redirect to the cloud metadata address',
+      (base: string) => `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`,
+      /private|reserved|not allowed/i,
+    ],
+    [
+      'a redirect to a name that resolves privately',
+      (base: string) => `${base}/redirect?to=${encodeURIComponent('http://rebind.example.test/')}`,
+      /private|reserved|not allowed/i,
+    ],
     ['a 404', (base: string) => `${base}/status/404`, /404/],
     ['an unsupported type', (base: string) => `${base}/binary`, /cannot be ingested|not supported|unsupported/i],
   ])('fails the job at fetch time for %s', async (_name, build, reason) => {
-    const created = await api('POST', '/ingest/url', { token: cast.owner.token, body: { url: build(stack.pagesUrl), collection_id: collectionId } });
+    const created = await api('POST', '/ingest/url', {
+      token: cast.owner.token,
+      body: { url: build(stack.pagesUrl), collection_id: collectionId },
+    });
     expect(created.status).toBe(200);
     const job = await waitForJob(cast.owner.token, created.body.job_id);
     expect(job.status).toBe('failed');
@@ -316,7 +355,10 @@ describe('URL ingestion', () => {
   });
 
   it('accepts a public host (and its job fails cleanly when the host cannot be reached)', async () => {
-    const created = await api('POST', '/ingest/url', { token: cast.owner.token, body: { url: 'https://public.example.test/page', collection_id: collectionId } });
+    const created = await api('POST', '/ingest/url', {
+      token: cast.owner.token,
+      body: { url: 'https://public.example.test/page', collection_id: collectionId },
+    });
     expect(created.status).toBe(200);
   });
 });
@@ -335,7 +377,9 @@ describe('collection deletion', () => {
     expect(await objectsUnder(created.id)).toEqual([]);
     expect(await vectorIndex().listNamespaces()).not.toContain(created.id);
     expect((await vectorIndex().namespace(created.id).fetch(ids)).every((v) => v === null)).toBe(true);
-    const [{ count } = { count: -1 }] = await db()<{ count: number }[]>`select count(*)::int as count from documents where id = ${documentId}`;
+    const [{ count } = { count: -1 }] = await db()<
+      { count: number }[]
+    >`select count(*)::int as count from documents where id = ${documentId}`;
     expect(count).toBe(0);
   });
 });

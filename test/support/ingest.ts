@@ -69,7 +69,17 @@ export async function objectsUnder(prefix: string): Promise<string[]> {
 }
 
 export async function chunkRows(documentId: string) {
-  return db()<{ chunk_index: number; vector_id: string; chunk_type: string; text: string | null; state: string; image_path: string | null; metadata: any }[]>`
+  return db()<
+    {
+      chunk_index: number;
+      vector_id: string;
+      chunk_type: string;
+      text: string | null;
+      state: string;
+      image_path: string | null;
+      metadata: any;
+    }[]
+  >`
     select chunk_index, vector_id, chunk_type, text, state, image_path, metadata
       from document_chunks where document_id = ${documentId} order by chunk_index`;
 }

@@ -47,7 +47,9 @@ export async function startPageServer() {
   });
   app.get('/redirect', (c) => c.redirect(c.req.query('to') ?? '/article.html', 302));
   app.get('/status/:code', (c) => c.text('nope', Number(c.req.param('code')) as 404));
-  app.get('/binary', (c) => c.body(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3]), 200, { 'content-type': 'application/x-executable' }));
+  app.get('/binary', (c) =>
+    c.body(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3]), 200, { 'content-type': 'application/x-executable' }),
+  );
 
   const port = await freePort();
   const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port });

@@ -5,8 +5,8 @@ import { createModels } from '../../../src/adapters/models.ts';
 import { createQueue } from '../../../src/adapters/queue.ts';
 import { createObjectStore } from '../../../src/adapters/storage.ts';
 import { createVectorStore } from '../../../src/adapters/vectors.ts';
-import { AppError } from '../../../src/errors.ts';
 import { connect } from '../../../src/db/client.ts';
+import { AppError } from '../../../src/errors.ts';
 import { createResolver } from '../../../src/ingest/dns.ts';
 import { guardedFetch } from '../../../src/ingest/guarded-fetch.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '../../../src/ingest/messages.ts';
@@ -53,9 +53,7 @@ app.post(STEP_PATH, async (c) => {
   if (!message) return c.json({ detail: 'Not an ingest message' }, 400);
   const config = c.var.config;
   const retried = Number(c.req.header('upstash-retried') ?? 0);
-  await withDeps(config, c.executionCtx, (deps) =>
-    runStep(deps, message, { retried, final: retried >= STEP_RETRIES }),
-  );
+  await withDeps(config, c.executionCtx, (deps) => runStep(deps, message, { retried, final: retried >= STEP_RETRIES }));
   return c.json({ ok: true });
 });
 
@@ -84,7 +82,11 @@ async function withDeps<T>(
   try {
     return await run({
       db: createPipelineDb(sql),
-      store: createObjectStore({ url: config.SUPABASE_URL, serviceRoleKey: config.SUPABASE_SERVICE_ROLE_KEY, bucket: config.STORAGE_BUCKET }),
+      store: createObjectStore({
+        url: config.SUPABASE_URL,
+        serviceRoleKey: config.SUPABASE_SERVICE_ROLE_KEY,
+        bucket: config.STORAGE_BUCKET,
+      }),
       vectors: createVectorStore({ url: config.UPSTASH_VECTOR_REST_URL, token: config.UPSTASH_VECTOR_REST_TOKEN }),
       models: createModels({
         baseUrl: config.OPENAI_BASE_URL,

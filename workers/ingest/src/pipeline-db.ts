@@ -42,7 +42,13 @@ export function createPipelineDb(sql: Sql) {
         select id, status, chunks_total, warnings, document_id from ingest_jobs where id = ${id}`;
       if (!job) return undefined;
       const [document] = job.document_id ? await sql<DocumentRow[]>`select * from documents where id = ${job.document_id}` : [];
-      return { id: job.id, status: job.status, chunks_total: job.chunks_total, warnings: job.warnings, document: document ?? null };
+      return {
+        id: job.id,
+        status: job.status,
+        chunks_total: job.chunks_total,
+        warnings: job.warnings,
+        document: document ?? null,
+      };
     },
 
     async markProcessing(id: string): Promise<void> {
@@ -103,7 +109,7 @@ export function createPipelineDb(sql: Sql) {
                count(*) filter (where state = 'pending')::int as pending,
                count(*) filter (where state = 'failed')::int as failed,
                count(*) filter (where state = 'done' and coalesce(text, '') <> '')::int as indexed,
-               coalesce(array_agg(distinct error) filter (where state = 'failed'), '{}') as errors
+               coalesce(jsonb_agg(distinct error) filter (where state = 'failed'), '[]'::jsonb) as errors
           from document_chunks where document_id = ${documentId}`;
       const progress = row ?? { total: 0, pending: 0, failed: 0, indexed: 0, errors: [] };
       await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
@@ -113,7 +119,11 @@ export function createPipelineDb(sql: Sql) {
     },
 
     /** Only one caller wins the move to a terminal status; the others see false. */
-    async finish(jobId: string, status: Exclude<JobStatus, 'queued' | 'processing'>, errorMessage: string | null): Promise<boolean> {
+    async finish(
+      jobId: string,
+      status: Exclude<JobStatus, 'queued' | 'processing'>,
+      errorMessage: string | null,
+    ): Promise<boolean> {
       const rows = await sql`update ingest_jobs set status = ${status}, error_message = ${errorMessage}, updated_at = now()
                               where id = ${jobId} and status in ('queued', 'processing') returning id`;
       return rows.length > 0;

@@ -1,9 +1,9 @@
 import type { IngestMessage } from '../../../src/ingest/messages.ts';
+import { ParseError } from './parsers/types.ts';
 import type { Attempt, PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete } from './pipeline/finish.ts';
-import { ParseError } from './parsers/types.ts';
 import { TERMINAL } from './pipeline-db.ts';
 
 /**
@@ -23,7 +23,8 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
       await extract(deps, current);
     } catch (error) {
       if (error instanceof ParseError) return failJob(deps, job.id, document, error.message);
-      if (attempt.final) return failJob(deps, job.id, document, 'The document could not be processed: the worker failed repeatedly');
+      if (attempt.final)
+        return failJob(deps, job.id, document, 'The document could not be processed: the worker failed repeatedly');
       throw error;
     }
     return;

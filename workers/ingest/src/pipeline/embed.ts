@@ -50,7 +50,8 @@ export async function embedBatch(
   const candidates = ready
     .filter((row) => (row.text ?? '').trim() !== '')
     .map((row) => ({ row, indexed: indexedText(row), sparse: encodeDocument(indexedText(row)) }));
-  const dense = deps.models.embed && candidates.length > 0 ? await deps.models.embed(candidates.map((c) => c.indexed)) : undefined;
+  const dense =
+    deps.models.embed && candidates.length > 0 ? await deps.models.embed(candidates.map((c) => c.indexed)) : undefined;
   // A chunk of nothing but stopwords has no sparse terms; without a dense vector it cannot be indexed.
   const indexable = candidates
     .map((candidate, i) => ({ ...candidate, vector: dense?.[i] }))

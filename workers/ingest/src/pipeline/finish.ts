@@ -1,5 +1,5 @@
-import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
 import type { DocumentRow } from '../../../../src/db/documents.ts';
+import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
 import type { PipelineJob } from '../pipeline-db.ts';
 import type { PipelineDeps } from './deps.ts';
 

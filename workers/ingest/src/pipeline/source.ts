@@ -1,6 +1,6 @@
+import type { DocumentRow } from '../../../../src/db/documents.ts';
 import { FetchFailed, FetchRefused } from '../../../../src/ingest/guarded-fetch.ts';
 import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '../../../../src/ingest/sniff.ts';
-import type { DocumentRow } from '../../../../src/db/documents.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
 
