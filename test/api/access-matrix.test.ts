@@ -20,6 +20,7 @@ const ownerOnly = { stranger: 403, admin: 403, memberQuery: 403, memberIngest: 4
 const participants = { stranger: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
 const adminOnly = { stranger: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
 const everyone = { stranger: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
+const ingesters = { stranger: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
 const sessionOwner = { stranger: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
 
@@ -36,6 +37,13 @@ const ENDPOINTS: Endpoint[] = [
     expect: adminOnly,
   },
   { name: 'list documents', method: 'GET', path: (fx) => `/collections/${fx.collectionId}/documents`, expect: participants },
+  {
+    name: 'ingest url',
+    method: 'POST',
+    path: () => '/ingest/url',
+    body: (fx) => ({ url: `${stack.pagesUrl}/article.html`, collection_id: fx.collectionId }),
+    expect: ingesters,
+  },
   {
     name: 'create share',
     method: 'POST',

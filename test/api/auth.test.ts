@@ -30,6 +30,10 @@ describe('public routes', () => {
         'GET /collections/{id}/config',
         'PUT /collections/{id}/config',
         'GET /collections/{id}/documents',
+        'DELETE /collections/{id}/documents/{document_id}',
+        'POST /ingest',
+        'POST /ingest/url',
+        'GET /ingest/jobs/{job_id}',
         'POST /collections/{id}/shares',
         'GET /collections/{id}/shares',
         'DELETE /collections/{id}/shares/{share_id}',
@@ -45,7 +49,7 @@ describe('public routes', () => {
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;
-    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '500', '503']);
+    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '500', '502', '503']);
     expect(deleteCollection.responses['403'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
     expect(doc.paths['/health'].get.security).toEqual([]);
   });
@@ -113,7 +117,7 @@ describe('when the identity provider or the configuration is broken', () => {
       startWorker({
         config: 'wrangler.toml',
         port: await freePort(),
-        vars: { AUTH_JWKS_URL: `http://127.0.0.1:${deadPort}/auth/v1/.well-known/jwks.json` },
+        vars: { ...stack.apiVars, AUTH_JWKS_URL: `http://127.0.0.1:${deadPort}/auth/v1/.well-known/jwks.json` },
         hyperdrive: { HYPERDRIVE: stack.databaseUrl },
         persistTo: join(stack.persistDir, 'unreachable'),
         quiet: true,
@@ -121,7 +125,7 @@ describe('when the identity provider or the configuration is broken', () => {
       startWorker({
         config: 'wrangler.toml',
         port: await freePort(),
-        vars: { AUTH_JWKS_URL: 'not a url' },
+        vars: { ...stack.apiVars, AUTH_JWKS_URL: 'not a url' },
         hyperdrive: { HYPERDRIVE: stack.databaseUrl },
         persistTo: join(stack.persistDir, 'misconfigured'),
         quiet: true,

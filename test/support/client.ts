@@ -125,7 +125,11 @@ export async function snapshot(userIds: string[]): Promise<string> {
          from chat_sessions where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[])),
       (select string_agg(concat_ws(',', m.id, m.content), ';' order by m.id)
          from chat_messages m join chat_sessions s on s.id = m.session_id
-        where s.collection_id in (select id from cs) or s.user_id = any(${userIds}::uuid[]))
+        where s.collection_id in (select id from cs) or s.user_id = any(${userIds}::uuid[])),
+      (select string_agg(concat_ws(',', id, collection_id, source), ';' order by id)
+         from ingest_jobs where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[])),
+      (select string_agg(concat_ws(',', id, collection_id, name), ';' order by id)
+         from documents where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[]))
     )) as fingerprint`;
   return row?.fingerprint ?? '';
 }

@@ -34,6 +34,8 @@ declare module 'vitest' {
       /** Test pages and fixtures, served on loopback and trusted by the workers. */
       pagesUrl: string;
       faultsUrl: string;
+      /** The API worker's settings, for tests that start their own copy with one changed. */
+      apiVars: Record<string, string>;
     };
   }
 }
@@ -88,11 +90,10 @@ export default async function setup(project: TestProject) {
       quiet: true,
       logFile: log,
     });
+  const apiVars = apiWorkerVars(stack, ingestUrl);
   const workers = await Promise.all([
     start('workers/ingest/wrangler.toml', ingestUrl, ingestWorkerVars(stack, ingestUrl), process.env.TEST_INGEST_LOG),
-    freePort().then((port) =>
-      start('wrangler.toml', `http://127.0.0.1:${port}`, apiWorkerVars(stack, ingestUrl), process.env.TEST_WORKER_LOG),
-    ),
+    freePort().then((port) => start('wrangler.toml', `http://127.0.0.1:${port}`, apiVars, process.env.TEST_WORKER_LOG)),
   ]).catch(async (error) => {
     await cleanup(cleanups);
     throw error;
@@ -125,6 +126,7 @@ export default async function setup(project: TestProject) {
     modelApiKey: stack.keys.services.modelApiKey,
     pagesUrl: pages.url,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
+    apiVars: { ...apiVars, ...trusted },
   });
   return () => cleanup(cleanups);
 }

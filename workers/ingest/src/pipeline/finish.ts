@@ -28,15 +28,22 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
   else await deps.db.finish(job.id, 'succeeded', null);
 }
 
-/** A failed job leaves nothing behind but itself: its document, files and vectors go. */
+/**
+ * A failed job leaves nothing behind but itself: its document, files and vectors go.
+ * If a service is down so that the clean-up itself fails, the job still ends as failed
+ * and the document row stays, pointing at what is left, for a later DELETE to purge.
+ */
 export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRow | null, message: string) {
-  // Clean-up before the status: if it fails, the step is retried and cleans up again.
   if (doc) {
-    const namespace = namespaceFor(doc.collection_id, doc.user_id);
-    const ids = await deps.db.vectorIds(doc.id);
-    if (ids.length > 0) await deps.vectors.delete(namespace, ids);
-    await deps.store.removeFolder(documentFolder(namespace, doc.id));
-    await deps.db.deleteDocument(doc.id);
+    try {
+      const namespace = namespaceFor(doc.collection_id, doc.user_id);
+      const ids = await deps.db.vectorIds(doc.id);
+      if (ids.length > 0) await deps.vectors.delete(namespace, ids);
+      await deps.store.removeFolder(documentFolder(namespace, doc.id));
+      await deps.db.deleteDocument(doc.id);
+    } catch (error) {
+      console.error(`job ${jobId}: clean-up of document ${doc.id} failed; the row stays for a later delete:`, error);
+    }
   }
   await deps.db.finish(jobId, 'failed', message);
 }
