@@ -62,6 +62,7 @@ const WORDS = (
   'following including particular available significant relationship environment technology production distribution ' +
   'material pressure temperature surface energy signal frequency response pattern sequence reference committee agreement'
 ).split(' ');
+const NOUNS = WORDS.slice(WORDS.indexOf('system'));
 const TITLE_WORDS =
   'Overview Methods Results Discussion Background Design Evaluation Operations Outlook Summary Risks Appendix'.split(' ');
 
@@ -266,12 +267,12 @@ function photo(width: number, height: number, random: () => number): Uint8Array 
 const CHART_HEIGHT = 220;
 const SERIES = ['0.12 0.35 0.7 RG', '0.85 0.33 0.1 RG', '0.2 0.6 0.25 RG'];
 
-/** A line chart as vector paths: frame, grid, and three random-walk series of 400 points each. */
+/** A line chart as vector paths: frame, grid, and three random-walk series of 800 points each (daily data over two years). */
 function chart(x: number, y: number, width: number, height: number, random: () => number): string {
   const ops = ['q 0.6 w 0 0 0 RG', `${x} ${y} ${width.toFixed(2)} ${height} re S`, '0.3 w 0.8 0.8 0.8 RG [2 2] 0 d'];
   for (let i = 1; i < 5; i++) ops.push(`${x} ${(y + (i * height) / 5).toFixed(2)} m ${(x + width).toFixed(2)} ${(y + (i * height) / 5).toFixed(2)} l S`);
   ops.push('[] 0 d 0.8 w');
-  const points = 400;
+  const points = 800;
   for (const colour of SERIES) {
     let level = 0.3 + random() * 0.4;
     const path: string[] = [colour];

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { strToU8, type Zippable, zipSync } from 'fflate';
+import { encode as encodeJpeg } from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
 import { encodePng } from '../../../workers/ingest/src/parsers/png.ts';
@@ -201,25 +202,30 @@ describe('parseDocx', () => {
     expect(texts(parseDocx(docx(body)))).toEqual(['Kept inserted', 'Textbox words']);
   });
 
-  it('extracts PNG figures above the size floor and reports what it cannot describe', () => {
+  it('extracts PNG and JPEG figures above the size floor, as PNG, and reports what it cannot describe', () => {
+    const pixels = new Uint8Array(100 * 80 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7) % 256));
+    const photo = new Uint8Array(encodeJpeg({ data: pixels, width: 100, height: 80 }, 90).data);
     const doc = parseDocx(
-      docx(image('rIdBig') + image('rIdTiny') + image('rIdPhoto') + image('rIdBig') + p('Caption'), {
+      docx(image('rIdBig') + image('rIdTiny') + image('rIdPhoto') + image('rIdBroken') + image('rIdBig') + p('Caption'), {
         rels: [
           ['rIdBig', 'image', 'media/chart.png'],
           ['rIdTiny', 'image', 'media/icon.png'],
           ['rIdPhoto', 'image', 'media/photo.jpeg'],
+          ['rIdBroken', 'image', 'media/broken.jpeg'],
         ],
         parts: {
           'word/media/chart.png': png(120, 90),
           'word/media/icon.png': png(16, 16),
-          'word/media/photo.jpeg': jpegHeader(800, 600),
+          'word/media/photo.jpeg': photo,
+          'word/media/broken.jpeg': jpegHeader(800, 600),
         },
       }),
     );
-    expect(doc.images).toHaveLength(1);
+    expect(doc.images).toHaveLength(2);
     expect(doc.images[0]).toMatchObject({ width: 120, height: 90, origin: 'figure' });
-    expect([...doc.images[0]!.png.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
-    expect(doc.warnings).toEqual(['1 image was not described: only PNG images can be read from Office files']);
+    expect(doc.images[1]).toMatchObject({ width: 100, height: 80, origin: 'figure' });
+    for (const figure of doc.images) expect([...figure.png.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
+    expect(doc.warnings).toEqual(['1 image was not described: only PNG and JPEG images can be read from Office files']);
     expect(texts(doc)).toEqual(['Caption']);
   });
 

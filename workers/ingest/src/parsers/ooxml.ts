@@ -1,4 +1,5 @@
 import type { OoxmlType } from '../../../../src/ingest/sniff.ts';
+import { jpegToPng } from './jpeg.ts';
 import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
 import { openZip, type ZipArchive } from './zip.ts';
@@ -209,7 +210,7 @@ export class ImageCollector {
     const info = bytes && imageInfo(bytes);
     if (!bytes || !info) return;
     if (info.width < this.limits.minImageSide || info.height < this.limits.minImageSide) return;
-    if (info.format !== 'png') {
+    if (info.format !== 'png' && info.format !== 'jpeg') {
       this.undecodable++;
       return;
     }
@@ -218,7 +219,11 @@ export class ImageCollector {
       return;
     }
     // A stored (uncompressed) entry is a view into the whole file: copy it so the image does not pin the file.
-    const png = bytes.slice();
+    const png = info.format === 'png' ? bytes.slice() : jpegToPng(bytes)?.png;
+    if (!png) {
+      this.undecodable++;
+      return;
+    }
     this.images.push({ png, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) });
   }
 
@@ -227,7 +232,7 @@ export class ImageCollector {
     const out: string[] = [];
     if (this.undecodable > 0) {
       out.push(
-        `${this.undecodable} image${this.undecodable === 1 ? ' was' : 's were'} not described: only PNG images can be read from Office files`,
+        `${this.undecodable} image${this.undecodable === 1 ? ' was' : 's were'} not described: only PNG and JPEG images can be read from Office files`,
       );
     }
     if (this.overLimit > 0) {
