@@ -52,6 +52,17 @@ export function createDocumentRepo(sql: Sql) {
         select * from documents where collection_id = ${collectionId} order by created_at desc, id`;
     },
 
+    listPersonal(userId: string): Promise<DocumentRow[]> {
+      return sql<DocumentRow[]>`
+        select * from documents where collection_id is null and user_id = ${userId} order by created_at desc, id`;
+    },
+
+    async findPersonal(userId: string, id: string): Promise<DocumentRow | undefined> {
+      const [row] = await sql<DocumentRow[]>`
+        select * from documents where id = ${id} and collection_id is null and user_id = ${userId}`;
+      return row;
+    },
+
     async vectorIds(documentId: string): Promise<string[]> {
       const rows = await sql<{ vector_id: string }[]>`
         select vector_id from document_chunks where document_id = ${documentId} order by chunk_index`;

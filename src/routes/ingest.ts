@@ -1,8 +1,9 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { openFilePart } from '../ingest/multipart.ts';
-import { json } from '../schemas/common.ts';
+import { DeletedSchema, DocumentSchema } from '../schemas/collections.ts';
+import { json, pathParam } from '../schemas/common.ts';
 import { authErrors, errorResponses } from '../schemas/error.ts';
 import { IngestQuery, JobCreatedSchema, JobParams, JobSchema, UploadSchema, UrlIngestSchema } from '../schemas/ingest.ts';
 import { MAX_UPLOAD_BYTES } from '../services/ingest.ts';
@@ -40,6 +41,26 @@ a URL serving a PDF or another supported type is parsed as that type.`,
   responses: { 200: json(JobCreatedSchema, 'The job was queued'), ...errorResponses(...authErrors, 403, 404, 503) },
 });
 
+const personalDocuments = createRoute({
+  method: 'get',
+  path: '/ingest/documents',
+  tags,
+  summary: 'List the caller’s personal documents',
+  description:
+    'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.',
+  responses: { 200: json(z.array(DocumentSchema), 'Documents'), ...errorResponses(...authErrors) },
+});
+
+const deletePersonalDocument = createRoute({
+  method: 'delete',
+  path: '/ingest/documents/{document_id}',
+  tags,
+  summary: 'Delete one of the caller’s personal documents',
+  description: 'Removes its vectors, stored files and rows. Anyone else’s document is 404.',
+  request: { params: z.object({ document_id: pathParam('document_id', 'Document id') }) },
+  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 404, 502) },
+});
+
 const getJob = createRoute({
   method: 'get',
   path: '/ingest/jobs/{job_id}',
@@ -71,6 +92,11 @@ export function registerIngestRoutes(app: App) {
   app.openapi(ingestUrl, async (c) => {
     const { url, collection_id } = c.req.valid('json');
     return c.json({ job_id: await c.var.services.ingest.ingestUrl(c.var.caller, collection_id || undefined, url) }, 200);
+  });
+  app.openapi(personalDocuments, async (c) => c.json(await c.var.services.documents.listPersonal(c.var.caller), 200));
+  app.openapi(deletePersonalDocument, async (c) => {
+    const deleted = await c.var.services.documents.deletePersonal(c.var.caller, c.req.valid('param').document_id);
+    return c.json({ deleted }, 200);
   });
   app.openapi(getJob, async (c) => c.json(await c.var.services.ingest.getJob(c.var.caller, c.req.valid('param').job_id), 200));
 }

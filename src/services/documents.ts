@@ -39,22 +39,36 @@ export function createDocumentService(deps: {
     await documents.delete(doc.id);
   }
 
+  /** Rows as clients see them, each upload with a fresh signed link. */
+  async function present(rows: DocumentRow[]): Promise<ListedDocument[]> {
+    const keys = rows.flatMap((row) => (row.storage_path ? [row.storage_path] : []));
+    const signed = await store.signedUrls(keys, OPEN_URL_SECONDS);
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      source_kind: row.source_kind,
+      content_type: row.content_type,
+      size_bytes: Number(row.size_bytes),
+      chunk_count: row.chunk_count,
+      created_at: row.created_at,
+      open_url: row.source_url ?? (row.storage_path ? (signed.get(row.storage_path) ?? null) : null),
+    }));
+  }
+
   return {
     async list(caller: Caller, collectionId: string): Promise<ListedDocument[]> {
       await access.requireParticipant(caller, collectionId);
-      const rows = await documents.listForCollection(collectionId);
-      const keys = rows.flatMap((row) => (row.storage_path ? [row.storage_path] : []));
-      const signed = await store.signedUrls(keys, OPEN_URL_SECONDS);
-      return rows.map((row) => ({
-        id: row.id,
-        name: row.name,
-        source_kind: row.source_kind,
-        content_type: row.content_type,
-        size_bytes: Number(row.size_bytes),
-        chunk_count: row.chunk_count,
-        created_at: row.created_at,
-        open_url: row.source_url ?? (row.storage_path ? (signed.get(row.storage_path) ?? null) : null),
-      }));
+      return present(await documents.listForCollection(collectionId));
+    },
+
+    /** The caller's personal namespace: only its owner sees or deletes these. */
+    listPersonal: async (caller: Caller): Promise<ListedDocument[]> => present(await documents.listPersonal(caller.id)),
+
+    async deletePersonal(caller: Caller, documentId: string): Promise<string> {
+      const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
+      if (!doc) throw notFound('Document');
+      await purge(doc);
+      return documentId;
     },
 
     async delete(caller: Caller, collectionId: string, documentId: string): Promise<string> {

@@ -34,6 +34,8 @@ describe('public routes', () => {
         'POST /ingest',
         'POST /ingest/url',
         'GET /ingest/jobs/{job_id}',
+        'GET /ingest/documents',
+        'DELETE /ingest/documents/{document_id}',
         'POST /collections/{id}/shares',
         'GET /collections/{id}/shares',
         'DELETE /collections/{id}/shares/{share_id}',

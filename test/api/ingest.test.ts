@@ -249,6 +249,22 @@ describe('who may ingest and see jobs', () => {
         { includeMetadata: true },
       );
     expect(found[0]?.metadata?.text).toContain('tomato seedlings');
+
+    // Only its owner lists and deletes it.
+    const documentId = (await documentOfJob(job.job_id)) as string;
+    const mine = await api('GET', '/ingest/documents', { token: cast.stranger.token });
+    expect(mine.body.map((d: any) => d.id)).toContain(documentId);
+    const theirs = await api('GET', '/ingest/documents', { token: cast.owner.token });
+    expect(theirs.body.map((d: any) => d.id)).not.toContain(documentId);
+    expect((await api('DELETE', `/ingest/documents/${documentId}`, { token: cast.owner.token })).status).toBe(404);
+    expect((await api('DELETE', `/ingest/documents/${documentId}`, { token: cast.stranger.token })).body).toEqual({
+      deleted: documentId,
+    });
+    const gone = await vectorIndex()
+      .namespace(`personal-${cast.stranger.id}`)
+      .fetch(chunks.map((c) => c.vector_id));
+    expect(gone.every((v) => v === null)).toBe(true);
+    expect(await objectsUnder(`personal-${cast.stranger.id}/${documentId}`)).toEqual([]);
   });
 });
 
