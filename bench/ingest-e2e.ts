@@ -48,7 +48,10 @@ export async function startBenchStack(): Promise<BenchStack> {
       }),
       freePort().then((port) => startWorker({ ...common, config: 'wrangler.toml', port, vars: apiWorkerVars(stack, ingestUrl) })),
     ]);
-    cleanups.unshift(() => ingest.stop(), () => api.stop());
+    cleanups.unshift(
+      () => ingest.stop(),
+      () => api.stop(),
+    );
     return {
       apiUrl: api.url,
       supabaseUrl: stack.supabaseUrl,

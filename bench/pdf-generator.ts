@@ -163,7 +163,7 @@ class TextSource {
       this.sectionNumber++;
       return {
         heading: true,
-        text: `${this.sectionNumber}. ${this.pick(TITLE_WORDS)} of the ${this.pick(WORDS)} ${this.pick(WORDS)}`,
+        text: `${this.sectionNumber}. ${this.pick(TITLE_WORDS)} of ${this.pick(NOUNS)} and ${this.pick(NOUNS)}`,
       };
     }
     this.paragraphsLeft--;
@@ -270,7 +270,8 @@ const SERIES = ['0.12 0.35 0.7 RG', '0.85 0.33 0.1 RG', '0.2 0.6 0.25 RG'];
 /** A line chart as vector paths: frame, grid, and three random-walk series of 800 points each (daily data over two years). */
 function chart(x: number, y: number, width: number, height: number, random: () => number): string {
   const ops = ['q 0.6 w 0 0 0 RG', `${x} ${y} ${width.toFixed(2)} ${height} re S`, '0.3 w 0.8 0.8 0.8 RG [2 2] 0 d'];
-  for (let i = 1; i < 5; i++) ops.push(`${x} ${(y + (i * height) / 5).toFixed(2)} m ${(x + width).toFixed(2)} ${(y + (i * height) / 5).toFixed(2)} l S`);
+  for (let i = 1; i < 5; i++)
+    ops.push(`${x} ${(y + (i * height) / 5).toFixed(2)} m ${(x + width).toFixed(2)} ${(y + (i * height) / 5).toFixed(2)} l S`);
   ops.push('[] 0 d 0.8 w');
   const points = 800;
   for (const colour of SERIES) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from './errors.ts';
+import { parseTrustedOrigins } from './ingest/url-policy.ts';
 
 const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
 const optionalUrl = z.preprocess(blankIsUnset, z.url().optional());
@@ -20,12 +21,14 @@ export const SharedSettings = {
   INGEST_TRUSTED_ORIGINS: z
     .string()
     .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((o) => o.trim())
-        .filter(Boolean),
-    ),
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedOrigins(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
 };
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */

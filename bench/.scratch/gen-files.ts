@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { generatePdf } from '../pdf-generator.ts';
+
 const t0 = performance.now();
 const a = generatePdf({ pages: 100, chartEvery: 2, seed: 1 });
 writeFileSync('/tmp/benchscratch/text-100p.pdf', a.bytes);

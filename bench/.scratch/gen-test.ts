@@ -3,7 +3,11 @@ import { extractText, getDocumentProxy } from 'unpdf';
 import { generatePdf } from '../pdf-generator.ts';
 
 const t0 = performance.now();
-const pdf = generatePdf({ pages: Number(process.argv[2] ?? 100), photoEvery: Number(process.argv[3] ?? 0), chartEvery: Number(process.argv[4] ?? 0) });
+const pdf = generatePdf({
+  pages: Number(process.argv[2] ?? 100),
+  photoEvery: Number(process.argv[3] ?? 0),
+  chartEvery: Number(process.argv[4] ?? 0),
+});
 console.log(
   'gen ms',
   performance.now() - t0,
