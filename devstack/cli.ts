@@ -45,16 +45,21 @@ ${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs 
 
   if (withWorker) {
     const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
+    // A state dir each: two workerd processes on one SQLite file collide (SQLITE_BUSY).
+    const state = (name: string) => join(root, '.wrangler', 'state', name);
+    const ingestVars = ingestWorkerVars(stack, ingestUrl);
+    const apiVars = apiWorkerVars(stack, ingestUrl);
     workers.push(
       await startWorker({
         config: 'workers/ingest/wrangler.toml',
         port: ingestPort,
-        vars: ingestWorkerVars(stack, ingestUrl),
+        vars: ingestVars,
         hyperdrive,
+        persistTo: state('ingest'),
       }),
     );
     workers.push(
-      await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiWorkerVars(stack, ingestUrl), hyperdrive }),
+      await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiVars, hyperdrive, persistTo: state('api') }),
     );
     console.log(`API ready at ${workers[1]?.url} — Ctrl-C stops everything.`);
     for (const worker of workers) {

@@ -86,7 +86,8 @@ export default async function setup(project: TestProject) {
       port: Number(new URL(url).port),
       vars: { ...vars, ...trusted },
       hyperdrive,
-      persistTo: join(dataDir, 'wrangler'),
+      // One state dir each: two workerd processes starting on one SQLite file collide (SQLITE_BUSY).
+      persistTo: join(dataDir, 'wrangler', config.replaceAll('/', '_')),
       quiet: true,
       logFile: log,
     });
