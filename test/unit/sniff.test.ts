@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_TYPES, detectTextEncoding, detectUploadType, sniffType, typeFromExtension } from '../../src/ingest/sniff.ts';
+import { fixture } from '../support/parsing.ts';
 
-const FIXTURES = new URL('../../../shared/fixtures/docs/', import.meta.url);
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
 const HEAD = 64 * 1024;
 const head = (bytes: Uint8Array) => bytes.subarray(0, HEAD);
 

@@ -1,21 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { csvRecords, detectDelimiter, MAX_CSV_CELLS, parseCsv } from '../../../workers/ingest/src/parsers/csv.ts';
-import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
-
-const FIXTURES = new URL('../../../../shared/fixtures/docs/', import.meta.url);
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
-const utf8 = (s: string) => new TextEncoder().encode(s);
-
-function failure(fn: () => unknown): ParseError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ParseError);
-    return error as ParseError;
-  }
-  throw new Error('expected a ParseError');
-}
+import { failure, fixture, utf8 } from '../../support/parsing.ts';
 
 const STANLEY = [
   { kind: 'heading', text: 'Stanley Cups', level: 1 },

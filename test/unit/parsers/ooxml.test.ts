@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { strToU8, type Zippable, zipSync } from 'fflate';
 import { encode as encodeJpeg } from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
 import { encodePng } from '../../../workers/ingest/src/parsers/png.ts';
 import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
-import { type Block, type ParsedDocument, ParseError } from '../../../workers/ingest/src/parsers/types.ts';
+import type { Block, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { formatKind, formatNumber, MAX_CELLS, parseXlsx } from '../../../workers/ingest/src/parsers/xlsx.ts';
-
-const FIXTURES = new URL('../../../../shared/fixtures/docs/', import.meta.url);
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
+import { failure, fixture } from '../../support/parsing.ts';
 
 const NS = {
   w: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
@@ -72,16 +69,6 @@ function jpegHeader(width: number, height: number): Uint8Array {
     0x11,
     1,
   );
-}
-
-function failure(fn: () => unknown): ParseError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ParseError);
-    return error as ParseError;
-  }
-  throw new Error('expected a ParseError');
 }
 
 const texts = (doc: ParsedDocument, kind?: Block['kind']) =>

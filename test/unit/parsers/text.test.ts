@@ -1,22 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseDocument } from '../../../workers/ingest/src/parsers/index.ts';
 import { MAX_TEXT_BYTES, parseText } from '../../../workers/ingest/src/parsers/text.ts';
 import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
-
-const FIXTURES = new URL('../../../../shared/fixtures/docs/', import.meta.url);
-const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
-const utf8 = (s: string) => new TextEncoder().encode(s);
-
-function failure(fn: () => unknown): ParseError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ParseError);
-    return error as ParseError;
-  }
-  throw new Error('expected a ParseError');
-}
+import { failure, fixture, utf8 } from '../../support/parsing.ts';
 
 async function rejection(promise: Promise<unknown>): Promise<ParseError> {
   const error = await promise.then(
