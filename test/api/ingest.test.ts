@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, db, stack } from '../support/client.ts';
 import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
@@ -11,6 +12,8 @@ import {
   vectorIndex,
   waitForJob,
 } from '../support/ingest.ts';
+import { characterErrorRate } from '../support/ocr.ts';
+import { FIXTURES_DIR } from '../support/page-server.ts';
 
 let cast: Cast;
 let collectionId: string;
@@ -125,8 +128,11 @@ describe('upload → job → documents → delete', () => {
     const images = chunks.filter((c) => c.chunk_type === 'image_description');
     expect(images.length).toBeGreaterThan(0);
     expect(images[0]?.metadata).toMatchObject({ origin: 'scanned_page', page: 1 });
-    // Real OCR: words of the ground truth are in the description.
-    expect(images.map((c) => c.text).join(' ')).toMatch(/Linn/i);
+    // Real OCR through the whole pipeline: PDF image → PNG in Storage → vision model → chunk.
+    const truth = readFileSync(`${FIXTURES_DIR}scan-linn-2col.groundtruth.txt`, 'utf8');
+    const cer = characterErrorRate(images.map((c) => c.text).join('\n'), truth);
+    console.log(`ingest pipeline OCR of scan-linn-2col.pdf: CER ${cer.toFixed(4)}`);
+    expect(cer).toBeLessThan(0.05);
     const stored = await objectsUnder(`${collectionId}/${documentId}/images`);
     expect(stored.length).toBe(images.length);
     const vectors = await vectorIndex()
