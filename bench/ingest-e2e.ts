@@ -37,16 +37,21 @@ export async function startBenchStack(): Promise<BenchStack> {
     });
     cleanups.unshift(() => stack.stop());
     const ingestUrl = `http://127.0.0.1:${await freePort()}`;
-    const common = { hyperdrive: { HYPERDRIVE: stack.databaseUrl }, persistTo: join(dataDir, 'wrangler'), quiet: true };
+    // A state dir each: two workerd processes starting on one SQLite file collide (SQLITE_BUSY).
+    const common = (config: string) => ({
+      config,
+      hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+      persistTo: join(dataDir, 'wrangler', config.replaceAll('/', '_')),
+      quiet: true,
+    });
     const [ingest, api] = await Promise.all([
       startWorker({
-        ...common,
-        config: 'workers/ingest/wrangler.toml',
+        ...common('workers/ingest/wrangler.toml'),
         port: Number(new URL(ingestUrl).port),
         vars: ingestWorkerVars(stack, ingestUrl),
         logFile: process.env.BENCH_INGEST_LOG,
       }),
-      freePort().then((port) => startWorker({ ...common, config: 'wrangler.toml', port, vars: apiWorkerVars(stack, ingestUrl) })),
+      freePort().then((port) => startWorker({ ...common('wrangler.toml'), port, vars: apiWorkerVars(stack, ingestUrl) })),
     ]);
     cleanups.unshift(
       () => ingest.stop(),
@@ -137,7 +142,7 @@ export async function ingestAll(
   token: string,
   collectionId: string,
   files: { name: string; bytes: Uint8Array }[],
-  options: { pollMs?: number; timeoutMs?: number } = {},
+  options: { pollMs?: number; timeoutMs?: number; onPoll?: (name: string, job: Job) => void } = {},
 ): Promise<IngestRun> {
   const pollMs = options.pollMs ?? 100;
   const start = performance.now();
@@ -156,6 +161,7 @@ export async function ingestAll(
     if (Date.now() > deadline) throw new Error(`jobs did not finish in time: ${[...pending.values()].map((p) => p.name)}`);
     for (const [id, file] of [...pending]) {
       const state = await job(stack, token, id);
+      options.onPoll?.(file.name, state);
       if (!TERMINAL.has(state.status)) continue;
       done.push({ name: file.name, bytes: file.bytes, job: state, ms: performance.now() - file.started });
       pending.delete(id);
@@ -163,6 +169,23 @@ export async function ingestAll(
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
   return { wallMs: performance.now() - start, files: done };
+}
+
+/**
+ * The workerd process that runs the worker's code under a `wrangler dev` process. Wrangler starts two:
+ * a proxy in front, and the runtime of the worker itself, the one started with an inspector.
+ */
+export function workerRuntimePid(wranglerPid: number): { pid: number; all: number[] } | null {
+  const all = workerdPids(wranglerPid);
+  const runtime = all.find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--inspector-addr');
+    } catch {
+      return false;
+    }
+  });
+  const pid = runtime ?? all.at(-1);
+  return pid === undefined ? null : { pid, all };
 }
 
 /** The workerd processes under a wrangler process (its descendants), from /proc. */
@@ -194,46 +217,53 @@ export function workerdPids(rootPid: number): number[] {
   return found;
 }
 
-function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+export function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
 export interface RssWindow {
-  baseline: number;
+  /** VmRSS when the window opened. */
+  start: number;
   /** Highest sampled VmRSS. */
   sampledPeak: number;
   /** The kernel's peak (VmHWM, reset at the start), or null where it could not be reset. */
   kernelPeak: number | null;
 }
 
-/** Samples a process's resident memory every `everyMs` from now until stop(). */
-export function watchRss(pid: number, everyMs = 20): { stop(): RssWindow } {
+/** Samples a process's resident memory every `everyMs` from now until stop(); mark() reads the peak so far. */
+export function watchRss(pid: number, everyMs = 20): { mark(): number; stop(): RssWindow } {
   let reset = true;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
   } catch {
     reset = false;
   }
-  const baseline = statusBytes(pid, 'VmRSS');
-  let peak = baseline;
-  const timer = setInterval(() => {
+  const start = statusBytes(pid, 'VmRSS');
+  let peak = start;
+  const read = () => {
     try {
       peak = Math.max(peak, statusBytes(pid, 'VmRSS'));
     } catch {
       // gone
     }
-  }, everyMs);
+  };
+  const timer = setInterval(read, everyMs);
   return {
+    mark() {
+      read();
+      return peak;
+    },
     stop() {
       clearInterval(timer);
+      read();
       let kernelPeak: number | null = null;
       try {
         if (reset) kernelPeak = statusBytes(pid, 'VmHWM');
       } catch {
         kernelPeak = null;
       }
-      return { baseline, sampledPeak: peak, kernelPeak };
+      return { start, sampledPeak: peak, kernelPeak };
     },
   };
 }

@@ -2,11 +2,12 @@
  * Ingestion benchmark: parse+chunk throughput in-process, end-to-end ingestion through the devstack and
  * both workers, and the memory one extract invocation needs. See docs/benchmarks.md, "Ingestion".
  *
- *   npx tsx bench/ingest.ts [--repeat 5] [--runs 3] [--skip-large] [--skip-e2e] [--out results.json]
+ *   npx tsx bench/ingest.ts [--repeat 5] [--runs 3] [--skip-large] [--text-50mb] [--skip-e2e] [--out results.json]
  *
  * --repeat   measured parse+chunk passes over the corpus (after one warm-up pass); medians are reported
  * --runs     end-to-end ingestions of the ~100-page text PDF; the median is reported
- * --skip-large  no 50 MB PDF (saves about a minute)
+ * --skip-large  no 50 MB PDF (saves about a minute and a half)
+ * --text-50mb   also probe the memory of a text-only 50 MB PDF (2,480 pages; adds about two minutes)
  * --skip-e2e    no devstack, no workers: parse+chunk and memory only
  * --keep-pdfs DIR  write the generated PDFs there (and keep them)
  */
@@ -25,11 +26,12 @@ import {
   createCollection,
   type IngestRun,
   ingestAll,
-  type RssWindow,
+  type Job,
   signUp,
   startBenchStack,
+  statusBytes,
   watchRss,
-  workerdPids,
+  workerRuntimePid,
 } from './ingest-e2e.ts';
 import { type GeneratedPdf, generatePdf } from './pdf-generator.ts';
 
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     repeat: { type: 'string', default: '5' },
     runs: { type: 'string', default: '3' },
     'skip-large': { type: 'boolean', default: false },
+    'text-50mb': { type: 'boolean', default: false },
     'skip-e2e': { type: 'boolean', default: false },
     out: { type: 'string' },
     'keep-pdfs': { type: 'string' },
@@ -48,10 +51,12 @@ const runs = Number(flags.runs);
 if (!(repeat >= 1) || !(runs >= 1)) throw new Error('--repeat and --runs must be at least 1');
 
 const root = new URL('..', import.meta.url).pathname;
-const FIXTURES = '/work/shared/fixtures/docs';
+// shared/ sits beside the repository, as in CI.
+const FIXTURES = new URL('../../shared/fixtures/docs', import.meta.url).pathname;
 const CHUNK_SIZE = 1000;
 const TEXT_PDF = 'generated-text-100p.pdf';
 const LARGE_PDF = 'generated-mixed-50mb.pdf';
+const LARGE_TEXT_PDF = 'generated-text-50mb.pdf';
 
 const MB = 1e6;
 const MiB = 2 ** 20;
@@ -176,15 +181,6 @@ function runProbe(path: string): Promise<ProbeResult> {
   });
 }
 
-function rssGrowth(window: RssWindow) {
-  const peak = Math.max(window.sampledPeak, window.kernelPeak ?? 0);
-  return {
-    baselineMiB: window.baseline / MiB,
-    peakGrowthMiB: (peak - window.baseline) / MiB,
-    kernel: window.kernelPeak !== null,
-  };
-}
-
 function summariseRun(run: IngestRun) {
   const bytes = run.files.reduce((sum, f) => sum + f.bytes, 0);
   const chunks = run.files.reduce((sum, f) => sum + f.job.chunks_total, 0);
@@ -203,16 +199,26 @@ function summariseRun(run: IngestRun) {
   };
 }
 
-async function endToEnd(corpus: CorpusFile[], withImages: Set<string>, textPdf: CorpusFile) {
+interface Segment {
+  label: string;
+  run: IngestRun;
+  summary: ReturnType<typeof summariseRun>;
+  /**
+   * Ingest workerd VmRSS: idle (after start-up, before any job), at the segment's start, its peak in the
+   * segment, and its peak until the extract step saved its rows (single-file segments).
+   */
+  rss: { idle: number; start: number; peak: number; extractPeak: number | null; kernel: boolean } | null;
+}
+
+async function endToEnd(corpus: CorpusFile[], withImages: Set<string>, textPdf: CorpusFile, large: CorpusFile | null) {
   log('\n## End to end (devstack + API worker + ingest worker under wrangler dev)');
   const startedAt = performance.now();
   const stack = await startBenchStack();
   try {
     log(`stack up in ${fixed((performance.now() - startedAt) / 1000)} s; embeddings: ${stack.embeddings}`);
-    const pids = workerdPids(stack.ingestWranglerPid);
-    if (pids.length === 0) log('  (no workerd process found under the ingest wrangler: RSS not sampled)');
-    const workerd = pids[0];
-    const watch = () => (workerd === undefined ? undefined : watchRss(workerd));
+    const runtime = workerRuntimePid(stack.ingestWranglerPid);
+    if (!runtime) log('  (no workerd process found under the ingest wrangler: RSS not sampled)');
+    const idle = runtime ? statusBytes(runtime.pid, 'VmRSS') : 0;
     const token = await signUp(stack);
 
     const warmCollection = await createCollection(stack, token, 'bench warm-up');
@@ -220,22 +226,46 @@ async function endToEnd(corpus: CorpusFile[], withImages: Set<string>, textPdf: 
     const warmRun = await ingestAll(stack, token, warmCollection, warm);
     log(`warm-up (${warm.map((f) => f.name).join(', ')}): ${fixed(warmRun.wallMs / 1000, 2)} s`);
 
-    const segment = async (label: string, files: CorpusFile[]) => {
+    const segment = async (label: string, files: CorpusFile[]): Promise<Segment> => {
       const collection = await createCollection(stack, token, `bench ${label}`);
-      const rss = watch();
-      const run = await ingestAll(stack, token, collection, files);
-      return { label, run, summary: summariseRun(run), rss: rss ? rssGrowth(rss.stop()) : null };
+      const watch = runtime ? watchRss(runtime.pid) : undefined;
+      let extractPeak: number | null = null;
+      // Rows exist (chunks_total > 0) once the extract step is through; later steps only embed.
+      const onPoll = (_name: string, job: Job) => {
+        if (extractPeak === null && job.chunks_total > 0 && watch) extractPeak = watch.mark();
+      };
+      const run = await ingestAll(stack, token, collection, files, { onPoll: files.length === 1 ? onPoll : undefined });
+      const window = watch?.stop();
+      const rss = window
+        ? {
+            idle,
+            start: window.start,
+            peak: Math.max(window.sampledPeak, window.kernelPeak ?? 0),
+            extractPeak,
+            kernel: window.kernelPeak !== null,
+          }
+        : null;
+      return { label, run, summary: summariseRun(run), rss };
     };
-    const textOnly = corpus.filter((f) => !withImages.has(f.name));
-    const noOcr = await segment('corpus without OCR', textOnly);
+    // The text PDF first, while the worker's memory is closest to idle.
+    const single: Segment[] = [];
+    for (let i = 0; i < runs; i++) single.push(await segment(`${textPdf.name} #${i + 1}`, [textPdf]));
+    const noOcr = await segment(
+      'corpus without OCR',
+      corpus.filter((f) => !withImages.has(f.name)),
+    );
     const full = await segment('full corpus', corpus);
-    const single: { wallS: number; chunks: number; status: string; rss: ReturnType<typeof rssGrowth> | null }[] = [];
-    for (let i = 0; i < runs; i++) {
-      const one = await segment(`text pdf ${i + 1}`, [textPdf]);
-      const file = one.run.files[0];
-      single.push({ wallS: one.summary.wallS, chunks: one.summary.chunks, status: file?.job.status ?? '?', rss: one.rss });
-    }
-    return { embeddings: stack.embeddings, workerdPids: pids, warmUpS: warmRun.wallMs / 1000, noOcr, full, single };
+    const largeRun = large ? await segment(large.name, [large]) : null;
+    return {
+      embeddings: stack.embeddings,
+      workerd: runtime,
+      idleRss: idle,
+      warmUpS: warmRun.wallMs / 1000,
+      noOcr,
+      full,
+      single,
+      large: largeRun,
+    };
   } finally {
     await stack.stop();
   }
@@ -278,6 +308,14 @@ async function main() {
     );
   }
 
+  if (flags['text-50mb']) {
+    const text50 = generatePdf({ pages: 2480, chartEvery: 2, seed: 3 });
+    writeFileSync(join(dir, LARGE_TEXT_PDF), text50.bytes);
+    log(
+      `${LARGE_TEXT_PDF}: ${fixed(text50.bytes.byteLength / MB, 2)} MB, ${text50.charts} vector charts; ${await verifyPdf(text50)}`,
+    );
+  }
+
   const fixtures = fixtureCorpus();
   const textFile: CorpusFile = { name: TEXT_PDF, path: join(dir, TEXT_PDF), bytes: textPdf.bytes };
   const corpus = [...fixtures, textFile];
@@ -310,7 +348,12 @@ async function main() {
 
   log('\n## Memory of one extract invocation (fresh Node process per file, --expose-gc, sampled every 5 ms)');
   const largestFixture = [...fixtures].sort((a, b) => b.bytes.byteLength - a.bytes.byteLength)[0] as CorpusFile;
-  const probeFiles = [largestFixture.path, join(dir, TEXT_PDF), ...(flags['skip-large'] ? [] : [join(dir, LARGE_PDF)])];
+  const probeFiles = [
+    largestFixture.path,
+    join(dir, TEXT_PDF),
+    ...(flags['skip-large'] ? [] : [join(dir, LARGE_PDF)]),
+    ...(flags['text-50mb'] ? [join(dir, LARGE_TEXT_PDF)] : []),
+  ];
   const probes: ProbeResult[] = [];
   for (const path of probeFiles) probes.push(await runProbe(path));
   log(
@@ -334,16 +377,22 @@ async function main() {
   let e2e: Awaited<ReturnType<typeof endToEnd>> | null = null;
   if (!flags['skip-e2e']) {
     const withImages = new Set(parse.stats.filter((s) => s.images > 0).map((s) => s.name));
-    e2e = await endToEnd(corpus, withImages, textFile);
-    log(`\nwithout OCR = corpus minus the files that yield images (${[...withImages].join(', ')})`);
-    log(
-      '\n| run | files | MB | chunks | wall s | MB/s | chunks/s | ingest workerd RSS growth |\n|---|---:|---:|---:|---:|---:|---:|---:|',
-    );
-    for (const seg of [e2e.noOcr, e2e.full]) {
+    const large = flags['skip-large']
+      ? null
+      : { name: LARGE_PDF, path: join(dir, LARGE_PDF), bytes: new Uint8Array(readFileSync(join(dir, LARGE_PDF))) };
+    e2e = await endToEnd(corpus, withImages, textFile, large);
+    const rssCell = (seg: Segment) =>
+      seg.rss ? `${mib(seg.rss.start)} → ${mib(seg.rss.peak)} MiB (+${mib(seg.rss.peak - seg.rss.start)})` : 'n/a';
+    log(`\ningest workerd: pid ${e2e.workerd?.pid} of ${JSON.stringify(e2e.workerd?.all)}, idle RSS ${mib(e2e.idleRss)} MiB`);
+    log(`without OCR = corpus minus the files that yield images (${[...withImages].join(', ')})`);
+    log('\n| run | files | MB | chunks | status | wall s | MB/s | chunks/s | ingest workerd RSS: start → peak (growth) |');
+    log('|---|---:|---:|---:|---|---:|---:|---:|---:|');
+    for (const seg of [...e2e.single, e2e.noOcr, e2e.full, ...(e2e.large ? [e2e.large] : [])]) {
       const s = seg.summary;
+      const status = s.notSucceeded.length === 0 ? 'all succeeded' : `${s.succeeded}/${s.files} succeeded`;
       log(
-        `| ${seg.label} | ${s.files} | ${fixed(s.bytes / MB, 2)} | ${s.chunks} | ${fixed(s.wallS, 2)} | ${fixed(s.mbPerS, 3)} | ` +
-          `${fixed(s.chunksPerS, 1)} | ${seg.rss ? `${fixed(seg.rss.peakGrowthMiB)} MiB` : 'n/a'} |`,
+        `| ${seg.label} | ${s.files} | ${fixed(s.bytes / MB, 2)} | ${s.chunks} | ${status} | ${fixed(s.wallS, 2)} | ${fixed(s.mbPerS, 3)} | ` +
+          `${fixed(s.chunksPerS, 1)} | ${rssCell(seg)} |`,
       );
       for (const problem of s.notSucceeded) log(`    not succeeded: ${problem}`);
     }
@@ -351,12 +400,21 @@ async function main() {
     for (const f of [...e2e.full.run.files].sort((a, b) => b.ms - a.ms)) {
       log(`  ${f.name}: ${fixed(f.ms / 1000, 2)} s, ${f.job.chunks_total} chunks, ${f.job.status}`);
     }
-    const walls = e2e.single.map((s) => s.wallS);
-    log(
-      `\n${TEXT_PDF} end to end, ${runs} runs: ${walls.map((w) => fixed(w, 2)).join(', ')} s → median ${fixed(median(walls), 2)} s ` +
-        `(${e2e.single[0]?.chunks} chunks, ${e2e.single.map((s) => s.status).join('/')}); ingest workerd RSS growth ` +
-        `${e2e.single.map((s) => (s.rss ? fixed(s.rss.peakGrowthMiB) : 'n/a')).join(', ')} MiB`,
+    const walls = e2e.single.map((s) => s.summary.wallS);
+    const extractGrowth = e2e.single.map((seg) =>
+      seg.rss?.extractPeak != null ? `+${mib(seg.rss.extractPeak - seg.rss.start)}` : 'n/a',
     );
+    log(`\n${TEXT_PDF} end to end: ${walls.map((w) => fixed(w, 2)).join(', ')} s → median ${fixed(median(walls), 2)} s`);
+    log(`  ingest workerd RSS growth until the extract step saved its rows: ${extractGrowth.join(', ')} MiB`);
+    const largeRss = e2e.large?.rss;
+    if (largeRss) {
+      log(
+        `${LARGE_PDF} end to end: ingest workerd RSS ${mib(largeRss.start)} → ${mib(largeRss.peak)} MiB` +
+          (largeRss.extractPeak === null
+            ? ', the extract step never saved its rows'
+            : `; peak until the extract step saved its rows ${mib(largeRss.extractPeak)} MiB`),
+      );
+    }
   }
 
   const totalS = (performance.now() - benchStart) / 1000;

@@ -1,12 +1,12 @@
 /**
  * A small PDF writer for the ingestion benchmark: seeded, deterministic documents of A4 pages set in
- * two justified columns of Helvetica 9 pt, with bold section headings, page numbers and, on some
- * pages, a photo-like RGB image XObject. Content streams and images are FlateDecode (images with
- * the PNG "Up" predictor, as PDF producers write them); the cross-reference table is exact.
+ * two justified columns of Helvetica 9 pt (standard font, WinAnsiEncoding), with bold section headings,
+ * page numbers and, on chosen pages, a line chart drawn as vector paths or a photo-like RGB image
+ * XObject. Content streams and images are FlateDecode (images with the PNG "Up" predictor, as PDF
+ * producers write them); the cross-reference table is exact.
  *
- * Lines are typeset the way TeX-built PDFs are: no space glyphs, word gaps and pair kerns as TJ
- * offsets. That gives pdf.js as many text operators per byte as real documents do, and the most
- * text per page a parser will see.
+ * Lines carry no space glyphs: word gaps and per-glyph offsets are fractional TJ numbers, as Word or
+ * Chrome position glyphs. That gives pdf.js as many text operators per byte as real documents do.
  */
 import { zlibSync } from 'fflate';
 
