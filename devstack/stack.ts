@@ -195,6 +195,9 @@ async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket:
 function listen(app: Hono, hostname: string, port: number) {
   return new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname, port }, () => resolve(server));
+    // Longer than clients pool idle connections (Node's default 5 s is not): workerd reused
+    // connections this server had just closed, and a step that parsed for 10 s then failed.
+    (server as import('node:http').Server).keepAliveTimeout = 65_000;
     server.once('error', reject);
   });
 }

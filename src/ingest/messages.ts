@@ -3,7 +3,9 @@
  * worker invocation goes past its memory or CPU budget: extract the document into
  * chunk rows, then embed and upsert batches of chunks; the last batch finalizes.
  */
-export type IngestMessage = { job_id: string; step: 'extract' } | { job_id: string; step: 'embed'; from: number; to: number };
+export type IngestMessage =
+  | { job_id: string; step: 'extract'; from_page?: number }
+  | { job_id: string; step: 'embed'; from: number; to: number };
 
 /** Paths of the ingest worker. */
 export const STEP_PATH = '/steps';
@@ -18,7 +20,9 @@ export function stepMessage(workerUrl: string, message: IngestMessage) {
     destination: `${base}${STEP_PATH}`,
     body: message,
     deduplicationId:
-      message.step === 'extract' ? `${message.job_id}-extract` : `${message.job_id}-embed-${message.from}-${message.to}`,
+      message.step === 'extract'
+        ? `${message.job_id}-extract-${message.from_page ?? 1}`
+        : `${message.job_id}-embed-${message.from}-${message.to}`,
     failureCallback: `${base}${FAILURE_PATH}`,
     retries: STEP_RETRIES,
   };

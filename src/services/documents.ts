@@ -41,7 +41,8 @@ export function createDocumentService(deps: {
 
   /** Rows as clients see them, each upload with a fresh signed link. */
   async function present(rows: DocumentRow[]): Promise<ListedDocument[]> {
-    const keys = rows.flatMap((row) => (row.storage_path ? [row.storage_path] : []));
+    // Web pages open at their URL; only uploads get a signed link.
+    const keys = rows.flatMap((row) => (row.storage_path && !row.source_url ? [row.storage_path] : []));
     const signed = await store.signedUrls(keys, OPEN_URL_SECONDS);
     return rows.map((row) => ({
       id: row.id,

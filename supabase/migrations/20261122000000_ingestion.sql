@@ -51,6 +51,10 @@ create table public.ingest_jobs (
   error_message text,
   -- Parser warnings (pages or images lost), reported when the job ends as partial.
   warnings jsonb not null default '[]'::jsonb,
+  -- A long PDF is extracted a page range per step: the next page to read, and whether
+  -- every page has been read (the job cannot finish before).
+  extract_cursor integer not null default 1,
+  extracted boolean not null default false,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now()
 );

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { generatePdf } from '../../bench/pdf-generator.ts';
 import { api, db, stack } from '../support/client.ts';
 import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
 import {
@@ -104,6 +105,25 @@ describe('upload → job → documents → delete', () => {
     const pages = new Set(chunks.flatMap((c) => (c.metadata.page ? [c.metadata.page] : (c.metadata.pages ?? []))));
     expect([...pages].sort()).toEqual([1, 2]);
   });
+
+  it('reads a long PDF a page range per step, with contiguous chunks covering every page', async () => {
+    const pdf = generatePdf({ pages: 230, seed: 7, chartEvery: 0, photoEvery: 0 });
+    const job = await ingestFile(cast.owner.token, 'long-report.pdf', collectionId, pdf.bytes);
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
+    expect(chunks.map((c) => c.chunk_index)).toEqual(chunks.map((_, i) => i));
+    expect(chunks.length).toBe(job.chunks_total);
+    const pages = new Set<number>();
+    for (const c of chunks) {
+      if (c.metadata.page) pages.add(c.metadata.page);
+      if (c.metadata.pages) for (let p = c.metadata.pages[0]; p <= c.metadata.pages[1]; p++) pages.add(p);
+    }
+    expect(pages.size).toBe(230);
+    // The ranges meet without losing text: the last words of page 100 and the first of page 101 are there.
+    const text = chunks.map((c) => c.text).join(' ');
+    expect(text).toContain(pdf.pageWords[99]?.slice(-3).join(' '));
+    expect(text).toContain(pdf.pageWords[100]?.slice(0, 3).join(' '));
+  }, 90_000);
 
   it('uses the collection chunk_size for documents ingested after a change', async () => {
     const admin = cast.admin;

@@ -45,7 +45,7 @@ export async function waitForJob(token: string, jobId: string, timeoutMs = 60_00
   throw new Error(`job ${jobId} did not finish: ${JSON.stringify(seen.at(-1))}`);
 }
 
-export async function ingestFile(token: string, name: string, collectionId?: string, bytes = fixture(name)) {
+export async function ingestFile(token: string, name: string, collectionId?: string, bytes: Uint8Array = fixture(name)) {
   const created = await upload(token, name, bytes, collectionId);
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   return waitForJob(token, created.body.job_id);

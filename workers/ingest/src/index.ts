@@ -17,7 +17,7 @@ import { createPipelineDb } from './pipeline-db.ts';
 import { recordFailedStep, runStep } from './steps.ts';
 
 const Message = z.discriminatedUnion('step', [
-  z.object({ job_id: z.uuid(), step: z.literal('extract') }),
+  z.object({ job_id: z.uuid(), step: z.literal('extract'), from_page: z.number().int().min(1).optional() }),
   z.object({ job_id: z.uuid(), step: z.literal('embed'), from: z.number().int().min(0), to: z.number().int().min(1) }),
 ]) satisfies z.ZodType<IngestMessage>;
 

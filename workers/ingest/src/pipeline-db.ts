@@ -7,6 +7,10 @@ export interface PipelineJob {
   status: JobStatus;
   chunks_total: number;
   warnings: string[];
+  /** The next PDF page to extract. */
+  extract_cursor: number;
+  /** Every page has been extracted: the job may finish once no chunk is pending. */
+  extracted: boolean;
   document: DocumentRow | null;
 }
 
@@ -39,28 +43,36 @@ export function createPipelineDb(sql: Sql) {
   return {
     async job(id: string): Promise<PipelineJob | undefined> {
       const [job] = await sql<(Omit<PipelineJob, 'document'> & { document_id: string | null })[]>`
-        select id, status, chunks_total, warnings, document_id from ingest_jobs where id = ${id}`;
+        select id, status, chunks_total, warnings, extract_cursor, extracted, document_id from ingest_jobs where id = ${id}`;
       if (!job) return undefined;
-      const [document] = job.document_id ? await sql<DocumentRow[]>`select * from documents where id = ${job.document_id}` : [];
-      return {
-        id: job.id,
-        status: job.status,
-        chunks_total: job.chunks_total,
-        warnings: job.warnings,
-        document: document ?? null,
-      };
+      const { document_id, ...fields } = job;
+      const [document] = document_id ? await sql<DocumentRow[]>`select * from documents where id = ${document_id}` : [];
+      return { ...fields, document: document ?? null };
     },
 
     async markProcessing(id: string): Promise<void> {
       await sql`update ingest_jobs set status = 'processing', updated_at = now() where id = ${id} and status = 'queued'`;
     },
 
-    async updateFetched(documentId: string, fields: { content_type: string; size_bytes: number }): Promise<void> {
-      await sql`update documents set content_type = ${fields.content_type}, size_bytes = ${fields.size_bytes} where id = ${documentId}`;
+    async updateFetched(
+      documentId: string,
+      fields: { content_type: string; size_bytes: number; storage_path: string },
+    ): Promise<void> {
+      await sql`update documents set content_type = ${fields.content_type}, size_bytes = ${fields.size_bytes},
+                       storage_path = ${fields.storage_path} where id = ${documentId}`;
     },
 
-    /** Chunks and the job's total in one transaction: a job with a total has all its chunk rows. */
-    async saveChunks(jobId: string, documentId: string, chunks: NewChunk[], warnings: string[]): Promise<void> {
+    /**
+     * A range's chunk rows and the job's progress through the document in one
+     * transaction: a job whose cursor has moved past a range has all that range's rows.
+     */
+    async saveRange(
+      jobId: string,
+      documentId: string,
+      chunks: NewChunk[],
+      warnings: string[],
+      progress: { extractCursor: number; extracted: boolean },
+    ): Promise<void> {
       await sql.begin(async (tx) => {
         for (let i = 0; i < chunks.length; i += 500) {
           const rows = chunks
@@ -69,9 +81,18 @@ export function createPipelineDb(sql: Sql) {
           await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
                    on conflict do nothing`;
         }
-        await tx`update ingest_jobs set chunks_total = ${chunks.length}, warnings = ${tx.json(warnings)}, updated_at = now()
+        await tx`update ingest_jobs
+                    set chunks_total = (select count(*) from document_chunks where document_id = ${documentId}),
+                        warnings = warnings || ${tx.json(warnings)},
+                        extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted}, updated_at = now()
                   where id = ${jobId}`;
       });
+    },
+
+    async imageCount(documentId: string): Promise<number> {
+      const [row] = await sql<{ count: number }[]>`
+        select count(*)::int as count from document_chunks where document_id = ${documentId} and chunk_type = 'image_description'`;
+      return row?.count ?? 0;
     },
 
     pendingChunks(documentId: string, from: number, to: number): Promise<ChunkRow[]> {
@@ -79,12 +100,6 @@ export function createPipelineDb(sql: Sql) {
         select chunk_index, vector_id, chunk_type, text, metadata, image_path from document_chunks
          where document_id = ${documentId} and chunk_index >= ${from} and chunk_index < ${to} and state = 'pending'
          order by chunk_index`;
-    },
-
-    /** Index ranges of the chunks still pending, for (re)publishing their batches. */
-    async pendingIndexes(documentId: string): Promise<{ chunk_index: number; chunk_type: ChunkRow['chunk_type'] }[]> {
-      return sql`select chunk_index, chunk_type from document_chunks
-                  where document_id = ${documentId} and state = 'pending' order by chunk_index`;
     },
 
     async markDone(documentId: string, described: { index: number; text: string }[], indexes: number[]): Promise<void> {
@@ -103,7 +118,7 @@ export function createPipelineDb(sql: Sql) {
     },
 
     /** Recounts from the chunk rows, so a repeated batch never counts twice. */
-    async refreshProgress(jobId: string, documentId: string): Promise<Progress> {
+    async refreshProgress(jobId: string, documentId: string): Promise<Progress & { extracted: boolean }> {
       const [row] = await sql<{ total: number; pending: number; failed: number; indexed: number; errors: string[] }[]>`
         select count(*)::int as total,
                count(*) filter (where state = 'pending')::int as pending,
@@ -115,7 +130,8 @@ export function createPipelineDb(sql: Sql) {
       await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
                  where id = ${jobId} and status = 'processing'`;
       await sql`update documents set chunk_count = ${progress.indexed} where id = ${documentId}`;
-      return progress;
+      const [job] = await sql<{ extracted: boolean }[]>`select extracted from ingest_jobs where id = ${jobId}`;
+      return { ...progress, extracted: job?.extracted ?? false };
     },
 
     /** Only one caller wins the move to a terminal status; the others see false. */

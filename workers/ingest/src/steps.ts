@@ -20,7 +20,7 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
 
   if (message.step === 'extract') {
     try {
-      await extract(deps, current);
+      await extract(deps, current, message.from_page);
     } catch (error) {
       if (error instanceof ParseError) return failJob(deps, job.id, document, error.message);
       if (attempt.final)

@@ -8,10 +8,13 @@ import { parseText } from './text.ts';
 import { DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { parseXlsx } from './xlsx.ts';
 
-/** Where a fetched page came from: HTML needs the response's Content-Type for its charset. */
+/** Where a fetched page came from (HTML needs the response's Content-Type for its charset), and for PDFs which pages. */
 export interface DocumentSource {
   contentType?: string | null;
   url?: string;
+  pages?: { first: number; last: number };
+  /** The caller no longer needs `bytes`; a parser may keep them instead of copying. */
+  transferBytes?: boolean;
 }
 
 const UNREADABLE = 'The file could not be read: it may be corrupt';
@@ -35,7 +38,8 @@ export async function parseDocument(
     if (error instanceof ParseError) throw error;
     throw new ParseError('corrupt', UNREADABLE);
   }
-  if (doc.blocks.length === 0 && doc.images.length === 0) throw new ParseError('empty', 'The document is empty');
+  // Part of a paged document may be blank; whether the whole is empty is decided by the caller.
+  if (doc.blocks.length === 0 && doc.images.length === 0 && !source.pages) throw new ParseError('empty', 'The document is empty');
   return doc;
 }
 
@@ -47,7 +51,7 @@ function dispatch(
 ): Promise<ParsedDocument> | ParsedDocument {
   switch (type) {
     case 'pdf':
-      return parsePdf(bytes, limits);
+      return parsePdf(bytes, limits, { pages: source.pages, transferBytes: source.transferBytes });
     case 'docx':
       return parseDocx(bytes, limits);
     case 'pptx':

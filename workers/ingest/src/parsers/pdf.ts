@@ -16,6 +16,13 @@ export interface PdfParseOptions {
   openTimeoutMs: number;
   /** Text, operator list and images of one page. */
   pageTimeoutMs: number;
+  /**
+   * Only these pages (1-based, inclusive; `last` past the end means to the end), so a long
+   * PDF is read in several bounded steps. A range with no content is not an error.
+   */
+  pages?: { first: number; last: number };
+  /** The caller is done with `bytes`: pdf.js may take them instead of a copy (one less copy of a 50 MB file). */
+  transferBytes?: boolean;
 }
 
 const DEFAULT_OPTIONS: PdfParseOptions = { openTimeoutMs: 20_000, pageTimeoutMs: 20_000 };
@@ -60,8 +67,8 @@ export async function parsePdf(
     let pdf: PDFDocumentProxy;
     try {
       task = pdfjs.getDocument({
-        // pdf.js may transfer (detach) the buffer it is given; the caller keeps its bytes.
-        data: bytes.slice(),
+        // pdf.js may transfer (detach) the buffer it is given; the caller keeps its bytes unless it gives them up.
+        data: opts.transferBytes ? bytes : bytes.slice(),
         isEvalSupported: false,
         disableFontFace: true,
         useSystemFonts: true,
@@ -115,6 +122,9 @@ async function parseDocument(
 ): Promise<ParsedDocument> {
   const pageCount = pdf.numPages;
   if (pageCount < 1) throw new ParseError('empty', 'The PDF has no pages');
+  const first = Math.max(1, opts.pages?.first ?? 1);
+  const last = Math.min(pageCount, opts.pages?.last ?? pageCount);
+  const whole = first === 1 && last === pageCount;
   const warnings: string[] = [];
   const blocks: PendingBlock[] = [];
   const images: ExtractedImage[] = [];
@@ -122,7 +132,7 @@ async function parseDocument(
   const fonts = new Map<string, boolean>();
   let failedPages = 0;
 
-  for (let pageNumber = 1; pageNumber <= pageCount; pageNumber++) {
+  for (let pageNumber = first; pageNumber <= last; pageNumber++) {
     let page: PDFPageProxy | undefined;
     try {
       const result = await withTimeout(
@@ -159,7 +169,7 @@ async function parseDocument(
     );
   }
 
-  if (blocks.length === 0 && images.length === 0) {
+  if (blocks.length === 0 && images.length === 0 && whole) {
     if (failedPages === pageCount) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }

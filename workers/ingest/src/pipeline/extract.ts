@@ -2,55 +2,96 @@ import { stepMessage } from '../../../../src/ingest/messages.ts';
 import { documentFolder, namespaceFor, vectorId } from '../../../../src/ingest/namespace.ts';
 import { chunkBlocks } from '../chunking.ts';
 import { parseDocument } from '../parsers/index.ts';
-import { DEFAULT_PARSE_LIMITS, type ExtractedImage } from '../parsers/types.ts';
+import { DEFAULT_PARSE_LIMITS, type ExtractedImage, ParseError } from '../parsers/types.ts';
 import type { NewChunk, PipelineJob } from '../pipeline-db.ts';
 import type { PipelineDeps } from './deps.ts';
+import { finishIfComplete } from './finish.ts';
 import { loadSource } from './source.ts';
 
 /**
- * Step 1: parse the document into chunk rows (and figures into stored PNGs), then
- * queue the embedding batches. Re-delivered after the rows exist, it only re-queues
- * the batches that are still pending; QStash drops the duplicates.
+ * Pages of a PDF read per step. Each step holds the file, pdf.js's view of it and one
+ * range's text and images, which keeps a 50 MB PDF inside a 128 MB worker.
  */
-export async function extract(deps: PipelineDeps, job: PipelineJob & { document: NonNullable<PipelineJob['document']> }) {
+export const PDF_PAGES_PER_STEP = 100;
+
+type ReadyJob = PipelineJob & { document: NonNullable<PipelineJob['document']> };
+
+/**
+ * Step 1: parse the document (a PDF one page range per step) into chunk rows and
+ * stored PNGs, then queue the embedding batches for them and the next range.
+ * A range whose rows were saved is not read again: its delivery only re-queues.
+ */
+export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
   const doc = job.document;
   await deps.db.markProcessing(job.id);
+  if (job.extracted || job.extract_cursor > fromPage) return requeue(deps, job);
 
-  if (job.chunks_total === 0) {
-    const source = await loadSource(deps, doc);
-    const parsed = await parseDocument(source.type, source.bytes, DEFAULT_PARSE_LIMITS, {
-      contentType: source.contentType,
-      url: source.url,
+  const source = await loadSource(deps, doc);
+  const paged = source.type === 'pdf';
+  const pages = paged ? { first: fromPage, last: fromPage + PDF_PAGES_PER_STEP - 1 } : undefined;
+  const imagesSoFar = await deps.db.imageCount(doc.id);
+  const parsed = await parseDocument(
+    source.type,
+    source.bytes,
+    { ...DEFAULT_PARSE_LIMITS, maxImages: Math.max(0, DEFAULT_PARSE_LIMITS.maxImages - imagesSoFar) },
+    { contentType: source.contentType, url: source.url, pages, transferBytes: true },
+  );
+  const lastPage = pages ? Math.min(pages.last, parsed.pageCount ?? pages.last) : undefined;
+  const extracted = lastPage === undefined || lastPage >= (parsed.pageCount ?? 0);
+
+  // Indices continue from the ranges before; a retried range gets the same ones.
+  const start = job.chunks_total;
+  const chunks: NewChunk[] = [];
+  for (const chunk of chunkBlocks(parsed.blocks, { chunkSize: doc.chunk_size })) {
+    const index = start + chunk.index;
+    chunks.push({
+      chunk_index: index,
+      vector_id: await vectorId(doc.id, index),
+      chunk_type: 'text',
+      text: chunk.text,
+      metadata: chunk.metadata as Record<string, unknown>,
+      image_path: null,
     });
-    const chunks: NewChunk[] = [];
-    for (const chunk of chunkBlocks(parsed.blocks, { chunkSize: doc.chunk_size })) {
-      chunks.push({
-        chunk_index: chunk.index,
-        vector_id: await vectorId(doc.id, chunk.index),
-        chunk_type: 'text',
-        text: chunk.text,
-        metadata: chunk.metadata as Record<string, unknown>,
-        image_path: null,
-      });
-    }
-    const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
-    for (const [n, image] of parsed.images.entries()) {
-      const index = chunks.length;
-      const path = `${folder}/images/${String(n + 1).padStart(3, '0')}.png`;
-      await deps.store.put(path, image.png, 'image/png');
-      chunks.push({
-        chunk_index: index,
-        vector_id: await vectorId(doc.id, index),
-        chunk_type: 'image_description',
-        text: null,
-        metadata: imageMetadata(image),
-        image_path: path,
-      });
-    }
-    await deps.db.saveChunks(job.id, doc.id, chunks, parsed.warnings);
+  }
+  const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
+  for (const [n, image] of parsed.images.entries()) {
+    const index = start + chunks.length;
+    const path = `${folder}/images/${String(imagesSoFar + n + 1).padStart(3, '0')}.png`;
+    await deps.store.put(path, image.png, 'image/png');
+    chunks.push({
+      chunk_index: index,
+      vector_id: await vectorId(doc.id, index),
+      chunk_type: 'image_description',
+      text: null,
+      metadata: imageMetadata(image),
+      image_path: path,
+    });
   }
 
-  await deps.queue.publish(await batches(deps, job.id, doc.id));
+  await deps.db.saveRange(job.id, doc.id, chunks, parsed.warnings, {
+    extractCursor: lastPage === undefined ? 1 : lastPage + 1,
+    extracted,
+  });
+  const total = start + chunks.length;
+  if (extracted && total === 0) throw new ParseError('empty', 'The document has no text or images that could be read');
+
+  const messages = batches(deps, job.id, chunks);
+  if (!extracted && lastPage !== undefined) {
+    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: lastPage + 1 }));
+  }
+  await deps.queue.publish(messages);
+  // The last range may add nothing while every earlier batch is already done.
+  if (extracted) await finishIfComplete(deps, { ...job, chunks_total: total, extracted });
+}
+
+/** Re-delivered after its range was saved: queue again whatever may not have been queued. */
+async function requeue(deps: PipelineDeps, job: ReadyJob) {
+  const pending = await deps.db.pendingChunks(job.document.id, 0, job.chunks_total);
+  const messages = batches(deps, job.id, pending);
+  if (!job.extracted) {
+    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: job.extract_cursor }));
+  }
+  await deps.queue.publish(messages);
 }
 
 function imageMetadata(image: ExtractedImage): Record<string, unknown> {
@@ -58,11 +99,10 @@ function imageMetadata(image: ExtractedImage): Record<string, unknown> {
 }
 
 /** Text chunks travel in batches; each image goes alone, since describing one is slow. */
-async function batches(deps: PipelineDeps, jobId: string, documentId: string) {
-  const pending = await deps.db.pendingIndexes(documentId);
+function batches(deps: PipelineDeps, jobId: string, chunks: Pick<NewChunk, 'chunk_index' | 'chunk_type'>[]) {
   const ranges: { from: number; to: number }[] = [];
   let open: { from: number; to: number } | undefined;
-  for (const { chunk_index, chunk_type } of pending) {
+  for (const { chunk_index, chunk_type } of chunks) {
     const batchable = chunk_type === 'text';
     if (open && batchable && chunk_index === open.to && open.to - open.from < deps.batchSize) {
       open.to += 1;

@@ -9,7 +9,8 @@ import type { PipelineDeps } from './deps.ts';
  */
 export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { document: DocumentRow }) {
   const progress = await deps.db.refreshProgress(job.id, job.document.id);
-  if (progress.pending > 0) return;
+  // Pages still to be read, or chunks still to be indexed: another step finishes.
+  if (progress.pending > 0 || !progress.extracted) return;
 
   const problems = [...job.warnings];
   if (progress.failed > 0) {

@@ -1,5 +1,6 @@
 import type { DocumentRow } from '../../../../src/db/documents.ts';
 import { FetchFailed, FetchRefused } from '../../../../src/ingest/guarded-fetch.ts';
+import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
 import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '../../../../src/ingest/sniff.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
@@ -27,11 +28,15 @@ export interface Source {
   url?: string;
 }
 
-/** The document's bytes and type: the stored original, or the page fetched now. */
+/**
+ * The document's bytes and type: the stored original, or the page fetched now. A fetched
+ * page is stored too, so that later steps (the next pages of a PDF) read the same bytes.
+ */
 export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<Source> {
-  if (doc.source_kind === 'upload') {
-    const bytes = await deps.store.get(doc.storage_path as string);
-    const type = typeFromExtension(doc.storage_path as string);
+  if (doc.storage_path) {
+    const bytes = await deps.store.get(doc.storage_path);
+    // A fetched page's type was settled when it was fetched; an upload's by its name.
+    const type = doc.source_kind === 'url' ? TYPE_BY_MEDIA[doc.content_type] : typeFromExtension(doc.storage_path);
     if (!type) throw new ParseError('unsupported', 'The file type is not supported');
     return { type, bytes, contentType: doc.content_type };
   }
@@ -41,7 +46,14 @@ export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<
     throw error;
   });
   const type = typeOfPage(page.contentType, page.url, page.bytes);
-  await deps.db.updateFetched(doc.id, { content_type: CONTENT_TYPES[type], size_bytes: page.bytes.byteLength });
+  const key = `${documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id)}/original.${type}`;
+  await deps.store.put(key, page.bytes, page.contentType ?? CONTENT_TYPES[type]);
+  await deps.db.updateFetched(doc.id, {
+    content_type: CONTENT_TYPES[type],
+    size_bytes: page.bytes.byteLength,
+    storage_path: key,
+  });
+  doc.storage_path = key;
   return { type, bytes: page.bytes, contentType: page.contentType, url: page.url };
 }
 
