@@ -1,7 +1,9 @@
 /**
  * The memory of one ingest worker extract invocation's work, measured in a fresh Node process:
  * read the file's bytes, parseDocument, chunkBlocks (chunk size 1000), keeping everything alive
- * until the end as the extract step does until it saves the rows. Node's V8 stands in for the
+ * until the end as the extract step does until it saves the rows. A PDF is read as the worker
+ * reads it: one range of PDF_PAGES_PER_STEP pages per invocation (the first range unless
+ * `--from-page N`), with the file's bytes handed to pdf.js rather than copied. Node's V8 stands in for the
  * workerd isolate (whose limit is 128 MB of JS heap plus ArrayBuffers).
  *
  *   node --expose-gc --import tsx bench/extract-probe.ts <file> [type]
@@ -13,6 +15,8 @@ import { getResolvedPDFJS } from 'unpdf';
 import { typeFromExtension } from '../src/ingest/sniff.ts';
 import { chunkBlocks } from '../workers/ingest/src/chunking.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
+import { DEFAULT_PARSE_LIMITS } from '../workers/ingest/src/parsers/types.ts';
+import { PDF_PAGES_PER_STEP } from '../workers/ingest/src/pipeline/extract.ts';
 
 export interface MemorySample {
   heapUsed: number;
@@ -67,7 +71,10 @@ function resetPeakRss(): boolean {
 }
 
 async function main() {
-  const [file, typeArg] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const fromFlag = args.indexOf('--from-page');
+  const fromPage = fromFlag >= 0 ? Number(args.splice(fromFlag, 2)[1]) : 1;
+  const [file, typeArg] = args;
   if (!file) throw new Error('usage: extract-probe.ts <file> [type]');
   const type = (typeArg ?? typeFromExtension(file)) as Parameters<typeof parseDocument>[0] | null;
   if (!type) throw new Error(`no document type for ${file}`);
@@ -103,10 +110,19 @@ async function main() {
 
   const t0 = performance.now();
   // The worker gets the stored original as one ArrayBuffer (Response.arrayBuffer()).
-  const bytes = new Uint8Array(readFileSync(file));
+  const buffer = readFileSync(file);
+  const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
   record();
   const t1 = performance.now();
-  const parsed = await parseDocument(type, bytes);
+  const pages = type === 'pdf' ? { first: fromPage, last: fromPage + PDF_PAGES_PER_STEP - 1 } : undefined;
+  // The step stores each image as it is found and keeps only its path.
+  let storedImages = 0;
+  let storedPngBytes = 0;
+  const onImage = async (image: { png: Uint8Array }) => {
+    storedImages++;
+    storedPngBytes += image.png.byteLength;
+  };
+  const parsed = await parseDocument(type, bytes, DEFAULT_PARSE_LIMITS, { pages, transferBytes: true, onImage });
   record();
   const t2 = performance.now();
   const chunks = chunkBlocks(parsed.blocks, { chunkSize: 1000 });
@@ -119,12 +135,12 @@ async function main() {
   const hwm = hwmReset ? statusField('VmHWM') : null;
   const result: ProbeResult = {
     file,
-    bytes: bytes.byteLength,
+    bytes: readFileSync(file).byteLength,
     ms: { read: t1 - t0, parse: t2 - t1, chunk: t3 - t2 },
     blocks: parsed.blocks.length,
     textChunks: chunks.length,
-    images: parsed.images.length,
-    pngBytes: parsed.images.reduce((sum, image) => sum + image.png.byteLength, 0),
+    images: parsed.images.length + storedImages,
+    pngBytes: parsed.images.reduce((sum, image) => sum + image.png.byteLength, 0) + storedPngBytes,
     textChars: chunks.reduce((sum, chunk) => sum + chunk.text.length, 0),
     warnings: parsed.warnings.length,
     baseline,

@@ -54,10 +54,18 @@ export function createObjectStore(settings: StorageSettings): ObjectStore {
       if (error) fail(`upload ${key}`, error);
     },
 
+    // A plain authenticated GET read once into an ArrayBuffer: supabase-js's download goes
+    // through a Blob, which holds a second copy of a 50 MB original for a while.
     async get(key) {
-      const { data, error } = await bucket().download(key);
-      if (error || !data) return fail(`download ${key}`, error);
-      return new Uint8Array(await data.arrayBuffer());
+      const url = `${settings.url.replace(/\/+$/, '')}/storage/v1/object/authenticated/${settings.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+      const response = await fetch(url, {
+        headers: { apikey: settings.serviceRoleKey, authorization: `Bearer ${settings.serviceRoleKey}` },
+      }).catch((cause: unknown) => fail(`download ${key}`, cause));
+      if (!response.ok) {
+        await response.body?.cancel();
+        return fail(`download ${key}`, `HTTP ${response.status}`);
+      }
+      return new Uint8Array(await response.arrayBuffer());
     },
 
     async removeFolder(prefix) {

@@ -85,8 +85,8 @@ export function createIngestService(deps: IngestDeps) {
       if (!detected.ok) throw new AppError('unsupported_media_type', detected.reason);
 
       const documentId = crypto.randomUUID();
-      const key = `${documentFolder(namespaceFor(cid, caller.id), documentId)}/original.${detected.type}`;
       const folder = documentFolder(namespaceFor(cid, caller.id), documentId);
+      const key = `${folder}/original.${detected.type}`;
       try {
         await store.put(key, stream, detected.contentType);
       } catch (error) {

@@ -5,7 +5,7 @@ import { parseHtml } from './html.ts';
 import { parsePdf } from './pdf.ts';
 import { parsePptx } from './pptx.ts';
 import { parseText } from './text.ts';
-import { DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { parseXlsx } from './xlsx.ts';
 
 /** Where a fetched page came from (HTML needs the response's Content-Type for its charset), and for PDFs which pages. */
@@ -15,9 +15,17 @@ export interface DocumentSource {
   pages?: { first: number; last: number };
   /** The caller no longer needs `bytes`; a parser may keep them instead of copying. */
   transferBytes?: boolean;
+  /** PDFs hand over each image as it is found rather than in the result. */
+  onImage?: (image: ExtractedImage) => Promise<void>;
 }
 
 const UNREADABLE = 'The file could not be read: it may be corrupt';
+
+class CallerFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the caller failed to take an image');
+  }
+}
 
 /**
  * Parses a document of a known type. Every failure is a ParseError whose message can be
@@ -32,10 +40,15 @@ export async function parseDocument(
 ): Promise<ParsedDocument> {
   if (bytes.byteLength === 0) throw new ParseError('empty', 'The file is empty');
   let doc: ParsedDocument;
+  const onImage = source.onImage;
+  const handOver =
+    onImage && ((image: ExtractedImage) => onImage(image).catch((cause) => Promise.reject(new CallerFailure(cause))));
   try {
-    doc = await dispatch(type, bytes, limits, source);
+    doc = await dispatch(type, bytes, limits, { ...source, onImage: handOver });
   } catch (error) {
     if (error instanceof ParseError) throw error;
+    // The caller's own failure (storing an image) is not the document's fault: let it retry.
+    if (error instanceof CallerFailure) throw error.cause;
     throw new ParseError('corrupt', UNREADABLE);
   }
   // Part of a paged document may be blank; whether the whole is empty is decided by the caller.
@@ -51,7 +64,7 @@ function dispatch(
 ): Promise<ParsedDocument> | ParsedDocument {
   switch (type) {
     case 'pdf':
-      return parsePdf(bytes, limits, { pages: source.pages, transferBytes: source.transferBytes });
+      return parsePdf(bytes, limits, { pages: source.pages, transferBytes: source.transferBytes, onImage: source.onImage });
     case 'docx':
       return parseDocx(bytes, limits);
     case 'pptx':

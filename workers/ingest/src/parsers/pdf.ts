@@ -23,6 +23,8 @@ export interface PdfParseOptions {
   pages?: { first: number; last: number };
   /** The caller is done with `bytes`: pdf.js may take them instead of a copy (one less copy of a 50 MB file). */
   transferBytes?: boolean;
+  /** Takes each image as its page is read, instead of keeping them all to the end (20 photos are 40 MB of PNG). */
+  onImage?: (image: ExtractedImage) => Promise<void>;
 }
 
 const DEFAULT_OPTIONS: PdfParseOptions = { openTimeoutMs: 20_000, pageTimeoutMs: 20_000 };
@@ -131,9 +133,11 @@ async function parseDocument(
   const budget: ImageBudget = { limits, kept: 0, skippedFigures: 0, skippedScans: 0, seen: new Set() };
   const fonts = new Map<string, boolean>();
   let failedPages = 0;
+  let imageCount = 0;
 
   for (let pageNumber = first; pageNumber <= last; pageNumber++) {
     let page: PDFPageProxy | undefined;
+    let found: ExtractedImage[] = [];
     try {
       const result = await withTimeout(
         (async () => {
@@ -144,7 +148,7 @@ async function parseDocument(
         `reading page ${pageNumber}`,
       );
       blocks.push(...result.blocks);
-      images.push(...result.images);
+      found = result.images;
     } catch (error) {
       failedPages++;
       warnings.push(`Page ${pageNumber} could not be read: ${messageOf(error)}`);
@@ -156,6 +160,10 @@ async function parseDocument(
         // A page still busy after a timeout keeps its resources until the document is destroyed.
       }
     }
+    // Outside the page's try: a failure to take an image (storage down) is the caller's, not the page's.
+    imageCount += found.length;
+    if (opts.onImage) for (const image of found) await opts.onImage(image);
+    else images.push(...found);
   }
 
   if (budget.skippedFigures > 0) {
@@ -169,7 +177,7 @@ async function parseDocument(
     );
   }
 
-  if (blocks.length === 0 && images.length === 0 && whole) {
+  if (blocks.length === 0 && imageCount === 0 && whole) {
     if (failedPages === pageCount) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }

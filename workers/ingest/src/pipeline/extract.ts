@@ -30,12 +30,21 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
   const paged = source.type === 'pdf';
   const pages = paged ? { first: fromPage, last: fromPage + PDF_PAGES_PER_STEP - 1 } : undefined;
   const imagesSoFar = await deps.db.imageCount(doc.id);
+  const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
+  // Each image is stored as soon as it is found, so a range's PNGs are never all in memory.
+  const images: { path: string; metadata: Record<string, unknown> }[] = [];
+  const storeImage = async (image: ExtractedImage) => {
+    const path = `${folder}/images/${String(imagesSoFar + images.length + 1).padStart(3, '0')}.png`;
+    await deps.store.put(path, image.png, 'image/png');
+    images.push({ path, metadata: imageMetadata(image) });
+  };
   const parsed = await parseDocument(
     source.type,
     source.bytes,
     { ...DEFAULT_PARSE_LIMITS, maxImages: Math.max(0, DEFAULT_PARSE_LIMITS.maxImages - imagesSoFar) },
-    { contentType: source.contentType, url: source.url, pages, transferBytes: true },
+    { contentType: source.contentType, url: source.url, pages, transferBytes: true, onImage: storeImage },
   );
+  for (const image of parsed.images) await storeImage(image);
   const lastPage = pages ? Math.min(pages.last, parsed.pageCount ?? pages.last) : undefined;
   const extracted = lastPage === undefined || lastPage >= (parsed.pageCount ?? 0);
 
@@ -53,18 +62,15 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
       image_path: null,
     });
   }
-  const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
-  for (const [n, image] of parsed.images.entries()) {
+  for (const image of images) {
     const index = start + chunks.length;
-    const path = `${folder}/images/${String(imagesSoFar + n + 1).padStart(3, '0')}.png`;
-    await deps.store.put(path, image.png, 'image/png');
     chunks.push({
       chunk_index: index,
       vector_id: await vectorId(doc.id, index),
       chunk_type: 'image_description',
       text: null,
-      metadata: imageMetadata(image),
-      image_path: path,
+      metadata: image.metadata,
+      image_path: image.path,
     });
   }
 
