@@ -81,6 +81,22 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
     expect(found.every((v) => v !== null)).toBe(true);
   });
 
+  it('ends as partial, saying what was lost, when figures cannot be described', async () => {
+    // The vision model is down for good: text is indexed, every figure fails on its last attempt.
+    await injectFault('models', { status: 500 });
+    const job = await ingestFile(cast.owner.token, 'report-with-figures-reliance.pdf', collectionId);
+    expect(job.status).toBe('partial');
+    expect(job.error_message).toMatch(/figure on page \d+ could not be described/);
+    expect(job.chunks_processed).toBe(job.chunks_total);
+    const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
+    expect(chunks.filter((c) => c.chunk_type === 'image_description').every((c) => c.state === 'failed')).toBe(true);
+    expect(chunks.filter((c) => c.chunk_type === 'text').every((c) => c.state === 'done')).toBe(true);
+    const [doc] = await db()<
+      { chunk_count: number }[]
+    >`select chunk_count from documents where id = ${await documentOfJob(job.job_id)}`;
+    expect(doc?.chunk_count).toBe(chunks.filter((c) => c.chunk_type === 'text').length);
+  }, 90_000);
+
   it('a duplicated delivery neither duplicates nor loses chunks or vectors', async () => {
     const job = await ingestFile(cast.owner.token, 'docx-tables.docx', collectionId);
     expect(job.status).toBe('succeeded');

@@ -118,7 +118,7 @@ export function createPipelineDb(sql: Sql) {
     },
 
     /** Recounts from the chunk rows, so a repeated batch never counts twice. */
-    async refreshProgress(jobId: string, documentId: string): Promise<Progress & { extracted: boolean }> {
+    async refreshProgress(jobId: string, documentId: string): Promise<Progress & { extracted: boolean; warnings: string[] }> {
       const [row] = await sql<{ total: number; pending: number; failed: number; indexed: number; errors: string[] }[]>`
         select count(*)::int as total,
                count(*) filter (where state = 'pending')::int as pending,
@@ -130,8 +130,9 @@ export function createPipelineDb(sql: Sql) {
       await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
                  where id = ${jobId} and status = 'processing'`;
       await sql`update documents set chunk_count = ${progress.indexed} where id = ${documentId}`;
-      const [job] = await sql<{ extracted: boolean }[]>`select extracted from ingest_jobs where id = ${jobId}`;
-      return { ...progress, extracted: job?.extracted ?? false };
+      const [job] = await sql<{ extracted: boolean; warnings: string[] }[]>`
+        select extracted, warnings from ingest_jobs where id = ${jobId}`;
+      return { ...progress, extracted: job?.extracted ?? false, warnings: job?.warnings ?? [] };
     },
 
     /** Only one caller wins the move to a terminal status; the others see false. */

@@ -12,7 +12,7 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
   // Pages still to be read, or chunks still to be indexed: another step finishes.
   if (progress.pending > 0 || !progress.extracted) return;
 
-  const problems = [...job.warnings];
+  const problems = [...progress.warnings];
   if (progress.failed > 0) {
     problems.unshift(`${progress.failed} of ${progress.total} chunks failed (${progress.errors.join('; ')})`);
   }
