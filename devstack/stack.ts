@@ -214,6 +214,9 @@ function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> 
     UPSTASH_VECTOR_REST_TOKEN: stack.keys.services.vectorToken,
     INGEST_WORKER_URL: ingestUrl,
     DNS_OVER_HTTPS_URL: stack.dohUrl,
+    OPENAI_BASE_URL: stack.openaiBaseUrl,
+    OPENAI_API_KEY: stack.keys.services.modelApiKey,
+    ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
     ...(process.env.INGEST_TRUSTED_ORIGINS ? { INGEST_TRUSTED_ORIGINS: process.env.INGEST_TRUSTED_ORIGINS } : {}),
   };
 }
@@ -229,9 +232,6 @@ export function ingestWorkerVars(stack: Devstack, ingestUrl: string): Record<str
     ...sharedVars(stack, ingestUrl),
     QSTASH_CURRENT_SIGNING_KEY: stack.keys.services.qstashCurrentSigningKey,
     QSTASH_NEXT_SIGNING_KEY: stack.keys.services.qstashNextSigningKey,
-    OPENAI_BASE_URL: stack.openaiBaseUrl,
-    OPENAI_API_KEY: stack.keys.services.modelApiKey,
     VISION_MODEL: stack.visionModel,
-    ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
+import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { malformedBody, validationError } from './validation.ts';
@@ -50,13 +51,14 @@ export function createApp(): App {
   app.notFound((c) => c.json({ detail: 'Not found', code: 'not_found', request_id: c.var.requestId }, 404));
 
   registerSystemRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest']) {
+  for (const prefix of ['/collections', '/chat', '/ingest', '/query']) {
     app.use(`${prefix}/*`, authenticate, provideServices);
   }
   registerCollectionRoutes(app);
   registerSharingRoutes(app);
   registerChatRoutes(app);
   registerIngestRoutes(app);
+  registerQueryRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -17,6 +17,12 @@ export const SharedSettings = {
   /** The ingest worker's public URL: QStash delivers there, and it checks signatures against it. */
   INGEST_WORKER_URL: optionalUrl,
   DNS_OVER_HTTPS_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
+  /** Any OpenAI-compatible endpoint; unset means OpenAI itself. */
+  OPENAI_BASE_URL: optionalUrl,
+  OPENAI_API_KEY: z.string().min(1, 'OPENAI_API_KEY is required'),
+  /** Unset: no dense vectors; the index must then be a sparse one, and retrieval is BM25-style alone. */
+  EMBEDDING_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
+  EMBEDDING_DIMENSIONS: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),
   /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
   INGEST_TRUSTED_ORIGINS: z
     .string()

@@ -70,7 +70,7 @@ function textOf(m: RequestMessage): string {
 
 /**
  * POST /v1/chat/completions. A last user message with images is answered with the OCR of those images
- * (the devstack's vision model); anything else goes to the text engine, or gets 501 while there is none.
+ * (the devstack's vision model); anything else goes to the text engine, or gets 501 when the server has none.
  */
 export function chatCompletions(deps: ChatDeps) {
   return async (c: Context): Promise<Response> => {
@@ -112,7 +112,7 @@ export function chatCompletions(deps: ChatDeps) {
     }
 
     if (!deps.textEngine) {
-      throw new OpenAIError(501, 'not_implemented', 'text generation engine not implemented yet', 'not_implemented');
+      throw new OpenAIError(501, 'not_implemented', 'text generation is turned off on this server', 'not_implemented');
     }
     const messages: ChatMessage[] = request.messages.map((m) => ({ role: m.role, content: textOf(m) }));
     const abort = new AbortController();

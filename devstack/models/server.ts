@@ -7,6 +7,7 @@ import { type EmbeddingEngine, loadEmbeddingEngine } from './embedding-engine.ts
 import { resolveEmbeddingSource } from './embedding-source.ts';
 import { embeddings } from './embeddings-handler.ts';
 import { OpenAIError, renderError } from './errors.ts';
+import { createExtractiveEngine, EXTRACTIVE_MODEL } from './extractive-engine.ts';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './images.ts';
 import { createOcrEngine } from './ocr-engine.ts';
 
@@ -25,9 +26,12 @@ export interface ModelOptions {
   cacheDir: string;
   /** Let a hub id that is not in cacheDir be downloaded into it (needs internet). Off by default: CI has none. */
   allowDownload?: boolean;
-  /** Answers text-only chat requests; without it they get 501. */
-  textEngine?: TextEngine;
-  /** The name text-only requests may use besides the vision model's. */
+  /**
+   * Answers text-only chat requests. Defaults to the extractive engine, which quotes the passages of a prompt built
+   * by src/query/prompt.ts; null turns text generation off, and such requests get 501.
+   */
+  textEngine?: TextEngine | null;
+  /** The name text-only requests may use besides the vision model's; defaults to DEFAULT_TEXT_MODEL. */
   textModel?: string;
   /** Where shared/models is; defaults to the one beside the repository. */
   sharedModelsDir?: string;
@@ -47,7 +51,7 @@ export interface ModelServer {
 }
 
 export const VISION_MODEL = 'devstack-ocr';
-export const DEFAULT_TEXT_MODEL = 'devstack-text';
+export const DEFAULT_TEXT_MODEL = EXTRACTIVE_MODEL;
 // Enough for a few full-page scans as base64 data URLs.
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -56,8 +60,8 @@ export function defaultSharedModelsDir(): string {
 }
 
 /**
- * An OpenAI-compatible API on real local engines: transformers.js for /v1/embeddings and Tesseract OCR
- * for image messages on /v1/chat/completions. The AI SDK talks to it with
+ * An OpenAI-compatible API on real local engines: transformers.js for /v1/embeddings, Tesseract OCR
+ * for image messages on /v1/chat/completions and, for text-only messages, an extractive answerer. The AI SDK talks to it with
  * `createOpenAI({ baseURL: '<mount>/v1', apiKey })` and `openai.embedding(id)` / `openai.chat(id)`.
  */
 export async function createModelServer(options: ModelOptions): Promise<ModelServer> {
@@ -90,8 +94,10 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
   if (!engine) log(`dense embeddings unavailable: ${unavailableReason}; retrieval will use sparse vectors only`);
 
   const ocr = createOcrEngine({ cacheDir: options.cacheDir, log });
-  const textModel = options.textEngine ? (options.textModel ?? DEFAULT_TEXT_MODEL) : undefined;
+  const textEngine = options.textEngine === undefined ? createExtractiveEngine() : (options.textEngine ?? undefined);
+  const textModel = textEngine ? (options.textModel ?? DEFAULT_TEXT_MODEL) : undefined;
   const chatModels = textModel ? [VISION_MODEL, textModel] : [VISION_MODEL];
+  log(textModel ? `openai: text-only chat answered as ${textModel}` : 'openai: text generation turned off (501)');
   const embeddingName = engine?.model ?? (('source' in resolved && resolved.source.name) || 'none');
 
   const app = new Hono();
@@ -117,10 +123,7 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
     return c.json({ id, object: 'model', created: 0, owned_by: 'devstack' });
   });
   app.post('/v1/embeddings', embeddings({ engine, unavailableReason }));
-  app.post(
-    '/v1/chat/completions',
-    chatCompletions({ models: chatModels, ocr, textEngine: options.textEngine, imageLimits, log }),
-  );
+  app.post('/v1/chat/completions', chatCompletions({ models: chatModels, ocr, textEngine, imageLimits, log }));
   // A route rather than notFound(): a mounted app's notFound handler is not consulted by the parent.
   app.all('*', (c) =>
     c.json(new OpenAIError(404, 'invalid_request_error', `Unknown request URL: ${c.req.method} ${c.req.path}`).body(), 404),

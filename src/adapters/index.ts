@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { createModels, type Models } from './models.ts';
 import { createQueue, type Queue } from './queue.ts';
 import { createObjectStore, type ObjectStore } from './storage.ts';
 import { createVectorStore, type VectorStore } from './vectors.ts';
@@ -8,6 +9,7 @@ export interface Adapters {
   vectors: VectorStore;
   /** Null when ingestion is disabled. */
   queue: Queue | null;
+  models: Models;
 }
 
 const cache = new WeakMap<Config, Adapters>();
@@ -24,6 +26,12 @@ export function adaptersFor(config: Config): Adapters {
       }),
       vectors: createVectorStore({ url: config.UPSTASH_VECTOR_REST_URL, token: config.UPSTASH_VECTOR_REST_TOKEN }),
       queue: config.QSTASH_TOKEN ? createQueue({ url: config.QSTASH_URL, token: config.QSTASH_TOKEN }) : null,
+      models: createModels({
+        baseUrl: config.OPENAI_BASE_URL,
+        apiKey: config.OPENAI_API_KEY,
+        embeddingModel: config.EMBEDDING_MODEL,
+        embeddingDimensions: config.EMBEDDING_DIMENSIONS,
+      }),
     };
     cache.set(config, adapters);
   }

@@ -9,7 +9,8 @@ export interface ModelSettings {
   /** Unset: no dense embeddings, and retrieval runs on sparse vectors alone. */
   embeddingModel?: string;
   embeddingDimensions?: number;
-  visionModel: string;
+  /** Needed only where figures are described (the ingest worker). */
+  visionModel?: string;
 }
 
 export interface Models {
@@ -52,6 +53,7 @@ export function createModels(settings: ModelSettings): Models {
 
     describeImage: (png) =>
       guard('describe image', async () => {
+        if (!settings.visionModel) throw new Error('no vision model is configured');
         const { text } = await generateText({
           model: provider.chat(settings.visionModel),
           maxRetries: 1,

@@ -1,4 +1,4 @@
-import { Index } from '@upstash/vector';
+import { FusionAlgorithm, Index, WeightingStrategy } from '@upstash/vector';
 import type { SparseVector } from '../retrieval/sparse.ts';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
@@ -15,8 +15,30 @@ export interface VectorRecord<M> {
   metadata: M;
 }
 
+export interface VectorQuery {
+  /** The question's dense embedding; absent on a sparse-only index. */
+  vector?: number[];
+  sparseVector: SparseVector;
+  topK: number;
+  /** Also return the stored vectors (MMR compares candidates with each other). */
+  includeVectors?: boolean;
+}
+
+export interface VectorMatch {
+  id: string;
+  score: number;
+  vector?: number[];
+  sparseVector?: SparseVector;
+  metadata: Record<string, unknown>;
+}
+
 /** Upstash Vector, one namespace per collection (or per user for the personal space). */
 export interface VectorStore {
+  /**
+   * Hybrid (dense + sparse, fused by RRF) when a dense vector is given, else sparse alone;
+   * sparse scores are weighted by the namespace's IDF, which makes them BM25.
+   */
+  query(namespace: string, request: VectorQuery): Promise<VectorMatch[]>;
   upsert<M extends Record<string, unknown>>(namespace: string, records: VectorRecord<M>[]): Promise<void>;
   delete(namespace: string, ids: string[]): Promise<void>;
   deleteNamespace(namespace: string): Promise<void>;
@@ -35,6 +57,25 @@ export function createVectorStore(settings: VectorSettings): VectorStore {
   };
 
   return {
+    query: (namespace, request) =>
+      guard('query', async () => {
+        const results = await index.namespace(namespace).query({
+          ...(request.vector ? { vector: request.vector, fusionAlgorithm: FusionAlgorithm.RRF } : {}),
+          sparseVector: request.sparseVector,
+          weightingStrategy: WeightingStrategy.IDF,
+          topK: request.topK,
+          includeMetadata: true,
+          includeVectors: request.includeVectors ?? false,
+        });
+        return results.map((result) => ({
+          id: String(result.id),
+          score: result.score,
+          ...(result.vector && result.vector.length > 0 ? { vector: result.vector } : {}),
+          ...(result.sparseVector ? { sparseVector: result.sparseVector } : {}),
+          metadata: (result.metadata ?? {}) as Record<string, unknown>,
+        }));
+      }),
+
     upsert: (namespace, records) =>
       guard('upsert', async () => {
         for (let i = 0; i < records.length; i += BATCH) {

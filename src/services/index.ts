@@ -14,6 +14,7 @@ import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
 import { createDocumentService } from './documents.ts';
 import { createIngestService } from './ingest.ts';
+import { createQueryService } from './query.ts';
 import { createSharingService } from './sharing.ts';
 
 /** Everything a request may use, built per request around its database client. */
@@ -43,6 +44,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
           throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
         }),
     }),
+    query: createQueryService({ access, vectors: adapters.vectors, models: adapters.models, store: adapters.store }),
     sharing: createSharingService({ access, collections, shares, members }),
     chat: createChatService({ access, sessions, members }),
   };

@@ -45,6 +45,13 @@ const ENDPOINTS: Endpoint[] = [
     expect: ingesters,
   },
   {
+    name: 'search',
+    method: 'POST',
+    path: () => '/query/search',
+    body: (fx) => ({ question: 'anything at all', collection_id: fx.collectionId }),
+    expect: participants,
+  },
+  {
     name: 'create share',
     method: 'POST',
     path: (fx) => `/collections/${fx.collectionId}/shares`,

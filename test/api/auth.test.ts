@@ -36,6 +36,7 @@ describe('public routes', () => {
         'GET /ingest/jobs/{job_id}',
         'GET /ingest/documents',
         'DELETE /ingest/documents/{document_id}',
+        'POST /query/search',
         'POST /collections/{id}/shares',
         'GET /collections/{id}/shares',
         'DELETE /collections/{id}/shares/{share_id}',

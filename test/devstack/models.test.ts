@@ -166,8 +166,8 @@ describe('auth and discovery', () => {
     const response = await fetch(`${withModel.baseURL}/models`, { headers: { authorization: `Bearer ${apiKey}` } });
     const body = await response.json();
     expect(body.object).toBe('list');
-    expect(body.data.map((m: { id: string }) => m.id)).toEqual(['tiny-minilm', 'devstack-ocr']);
-    expect(withModel.server.models).toEqual({ embedding: 'tiny-minilm', vision: 'devstack-ocr' });
+    expect(body.data.map((m: { id: string }) => m.id)).toEqual(['tiny-minilm', 'devstack-ocr', 'devstack-extractive']);
+    expect(withModel.server.models).toEqual({ embedding: 'tiny-minilm', vision: 'devstack-ocr', text: 'devstack-extractive' });
     const get = (path: string) => fetch(`${withModel.baseURL}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(await (await get('/models/devstack-ocr')).json()).toMatchObject({ id: 'devstack-ocr', object: 'model' });
     const missing = await get('/models/gpt-4o');
@@ -470,18 +470,43 @@ describe('chat completions', () => {
     expect(after.json.choices[0].message.content).toMatch(/^The LinnSequencer/);
   });
 
-  it('answers text-only requests with 501 while there is no text engine', async () => {
-    const response = await post(withModel.baseURL, '/chat/completions', {
-      model: 'devstack-ocr',
-      messages: [{ role: 'user', content: 'What is a LinnSequencer?' }],
-    });
-    expect(response.status).toBe(501);
-    expect(response.json.error).toMatchObject({ message: 'text generation engine not implemented yet', type: 'not_implemented' });
+  it('answers text-only requests with 501 when text generation is turned off', async () => {
+    const off = await start({ textEngine: null });
+    try {
+      expect(off.server.models.text).toBeUndefined();
+      const response = await post(off.baseURL, '/chat/completions', {
+        model: 'devstack-ocr',
+        messages: [{ role: 'user', content: 'What is a LinnSequencer?' }],
+      });
+      expect(response.status).toBe(501);
+      expect(response.json.error).toMatchObject({
+        message: 'text generation is turned off on this server',
+        type: 'not_implemented',
+      });
+      const refused = await post(off.baseURL, '/chat/completions', {
+        model: 'devstack-extractive',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(refused.status).toBe(404);
 
+      const openai = createOpenAI({ baseURL: off.baseURL, apiKey });
+      const failure = await generateText({ model: openai.chat('devstack-ocr'), prompt: 'hello', maxRetries: 0 }).catch((e) => e);
+      expect(APICallError.isInstance(failure)).toBe(true);
+      expect(failure.statusCode).toBe(501);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('answers text-only requests with the extractive engine by default', async () => {
     const openai = createOpenAI({ baseURL: withModel.baseURL, apiKey });
-    const failure = await generateText({ model: openai.chat('devstack-ocr'), prompt: 'hello', maxRetries: 0 }).catch((e) => e);
-    expect(APICallError.isInstance(failure)).toBe(true);
-    expect(failure.statusCode).toBe(501);
+    const result = await generateText({
+      model: openai.chat('devstack-extractive'),
+      prompt: 'What is a LinnSequencer?',
+      maxRetries: 0,
+    });
+    // A bare question carries no passages to answer from.
+    expect(result.text).toBe('The documents do not contain an answer to this question.');
   });
 
   it('refuses unknown models and malformed messages', async () => {

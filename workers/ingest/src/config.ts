@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { parseSettings, SharedSettings } from '../../../src/config.ts';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-const optional = (schema: z.ZodType) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 /** Every setting the ingest worker reads; .dev.vars.example documents each one. */
 const IngestSettings = z.object({
@@ -11,12 +10,6 @@ const IngestSettings = z.object({
   QSTASH_TOKEN: z.string().min(1, 'QSTASH_TOKEN is required'),
   QSTASH_CURRENT_SIGNING_KEY: z.string().min(1, 'QSTASH_CURRENT_SIGNING_KEY is required'),
   QSTASH_NEXT_SIGNING_KEY: z.string().min(1, 'QSTASH_NEXT_SIGNING_KEY is required'),
-  /** Any OpenAI-compatible endpoint; unset means OpenAI itself. */
-  OPENAI_BASE_URL: optional(z.url()) as z.ZodType<string | undefined>,
-  OPENAI_API_KEY: z.string().min(1, 'OPENAI_API_KEY is required'),
-  /** Unset: no dense vectors; the index must then be a sparse one, and retrieval is BM25-style alone. */
-  EMBEDDING_MODEL: optional(z.string()) as z.ZodType<string | undefined>,
-  EMBEDDING_DIMENSIONS: optional(z.coerce.number().int().positive()) as z.ZodType<number | undefined>,
   VISION_MODEL: z.string().min(1).default('gpt-4o-mini'),
   /** Text chunks embedded and upserted per QStash message. */
   INGEST_BATCH_SIZE: positiveInt(32),

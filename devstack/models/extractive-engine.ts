@@ -1,0 +1,260 @@
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { HEADER_LIKE_LINE, NO_ANSWER, PASSAGE_HEADER, PASSAGES_HEADING, QUESTION_PREFIX } from '../../src/query/prompt.ts';
+import { tokenize } from '../../src/retrieval/sparse.ts';
+import { splitSentences } from '../../workers/ingest/src/chunking.ts';
+import { truncateToTokens } from './chat-format.ts';
+import type { ChatMessage, TextEngine } from './chat-handler.ts';
+
+/** The name the model server gives this engine. */
+export const EXTRACTIVE_MODEL = 'devstack-extractive';
+
+export interface ParsedPassage {
+  /** 1-based, as cited. */
+  number: number;
+  source: string;
+  page?: number;
+  text: string;
+}
+
+export interface ParsedAnswerPrompt {
+  question: string;
+  passages: ParsedPassage[];
+}
+
+/**
+ * Reads the question and numbered passages back out of the last user message, in the layout of
+ * src/query/prompt.ts. A message in any other layout is taken whole as the question, with no passages.
+ */
+export function parseAnswerPrompt(messages: readonly ChatMessage[]): ParsedAnswerPrompt {
+  const content = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const lines = content.replace(/\r\n?/gu, '\n').split('\n');
+  const questionAt = lines.findIndex((line) => line.startsWith(QUESTION_PREFIX));
+  if (questionAt < 0) return { question: content.replace(/\s+/gu, ' ').trim(), passages: [] };
+  const question = (lines[questionAt] as string).slice(QUESTION_PREFIX.length).trim();
+  const headingAt = lines.indexOf(PASSAGES_HEADING, questionAt + 1);
+  if (headingAt < 0) return { question, passages: [] };
+
+  const passages: ParsedPassage[] = [];
+  let body: string[] = [];
+  const close = () => {
+    const passage = passages.at(-1);
+    if (!passage) return;
+    while (body.length > 0 && body.at(-1)?.trim() === '') body.pop();
+    passage.text = body.map((line) => (line.startsWith(' ') && HEADER_LIKE_LINE.test(line) ? line.slice(1) : line)).join('\n');
+    body = [];
+  };
+  for (const line of lines.slice(headingAt + 1)) {
+    const header = PASSAGE_HEADER.exec(line);
+    // Only the next number opens a passage, which keeps a stray "[7] (source: …" in a text where it belongs.
+    if (header && Number(header[1]) === passages.length + 1) {
+      close();
+      passages.push({
+        number: passages.length + 1,
+        source: header[2] as string,
+        ...(header[3] === undefined ? {} : { page: Number(header[3]) }),
+        text: '',
+      });
+    } else if (passages.length > 0 && (body.length > 0 || line.trim() !== '')) {
+      body.push(line);
+    }
+  }
+  close();
+  return { question, passages };
+}
+
+export interface ExtractiveOptions {
+  /** Most sentences in an answer. */
+  maxSentences?: number;
+  /** Share of the question's term weight (IDF) a sentence must match to count as relevant at all, 0–1. */
+  minCoverage?: number;
+  /** A sentence scoring below this fraction of the best sentence is left out. */
+  relativeFloor?: number;
+  /** Extra weight for the first passage, tapering to none for the last: retrieval's order is evidence too. */
+  rankBoost?: number;
+  /** Words per streamed piece. */
+  wordsPerChunk?: number;
+  /** Pause between pieces; 0 only yields to the event loop. */
+  chunkDelayMs?: number;
+}
+
+const DEFAULTS: Required<ExtractiveOptions> = {
+  maxSentences: 4,
+  minCoverage: 0.2,
+  relativeFloor: 0.4,
+  rankBoost: 0.1,
+  wordsPerChunk: 1,
+  chunkDelayMs: 0,
+};
+
+const K1 = 1.2;
+const B = 0.75;
+// Shorter pieces are headings, captions and labels: they match query words without saying anything.
+const MIN_SENTENCE_WORDS = 4;
+// Two sentences sharing this much of their vocabulary say the same thing (chunk overlap repeats sentences).
+const DUPLICATE_JACCARD = 0.8;
+
+// Words that frame a question rather than name its subject. Lucene's stop set keeps them, and left in they would
+// count as unmatched terms and sink every sentence's coverage.
+const QUESTION_WORDS: ReadonlySet<string> = new Set(
+  tokenize(
+    'what which who whom whose when where why how does do did done am were been being can could would should shall ' +
+      'may might must ' +
+      'has have had i me my we our you your please tell explain describe give list name according document documents ' +
+      'passage passages text say says said mention mentioned',
+  ),
+);
+
+export interface ExtractedSentence {
+  /** The passage it comes from, as cited. */
+  passage: number;
+  /** Whitespace-normalised, otherwise as written. */
+  text: string;
+  score: number;
+}
+
+interface Candidate {
+  passage: number;
+  rank: number;
+  position: number;
+  text: string;
+  terms: string[];
+  words: number;
+}
+
+/**
+ * A passage's sentences. The chunker puts each block on its own line, so lines are kept apart — a heading does not
+ * run into the paragraph under it — except a line that stops mid-sentence before a lowercase one, as wrapped text does.
+ */
+function passageSentences(text: string): string[] {
+  const paragraphs: string[] = [];
+  let open = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '') {
+      open = false;
+      continue;
+    }
+    const last = paragraphs.length - 1;
+    const previous = paragraphs[last];
+    if (open && previous !== undefined && !/[.!?…:;]['"”’)\]]*$/u.test(previous) && /^\p{Ll}/u.test(line)) {
+      paragraphs[last] = `${previous} ${line}`;
+    } else {
+      paragraphs.push(line);
+    }
+    open = true;
+  }
+  return paragraphs.flatMap((p) => splitSentences(p));
+}
+
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  let shared = 0;
+  for (const term of a) if (b.has(term)) shared++;
+  const union = a.size + b.size - shared;
+  return union === 0 ? 1 : shared / union;
+}
+
+/**
+ * The sentences that answer the question best, in passage order. Each passage sentence is a BM25 document scored
+ * against the question's terms (IDF over all the passages' sentences), must match at least `minCoverage` of the
+ * question's IDF mass, and gets a small boost by its passage's rank. Empty when nothing is relevant.
+ */
+export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOptions = {}): ExtractedSentence[] {
+  const { maxSentences, minCoverage, relativeFloor, rankBoost } = { ...DEFAULTS, ...options };
+  const questionTerms = [...new Set(tokenize(parsed.question))].filter((t) => !QUESTION_WORDS.has(t));
+  if (questionTerms.length === 0 || parsed.passages.length === 0) return [];
+
+  const candidates: Candidate[] = parsed.passages.flatMap((passage, rank) =>
+    passageSentences(passage.text).map((text, position) => ({
+      passage: passage.number,
+      rank,
+      position,
+      text,
+      terms: tokenize(text),
+      words: text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0,
+    })),
+  );
+  if (candidates.length === 0) return [];
+
+  const documentFrequency = new Map<string, number>(questionTerms.map((t) => [t, 0]));
+  for (const candidate of candidates) {
+    for (const term of new Set(candidate.terms)) {
+      const df = documentFrequency.get(term);
+      if (df !== undefined) documentFrequency.set(term, df + 1);
+    }
+  }
+  const n = candidates.length;
+  // Lucene's BM25 IDF, never negative. A question term found nowhere keeps the highest weight, so a sentence that
+  // matches only the question's incidental words falls short of the coverage floor.
+  const idf = new Map(
+    questionTerms.map((t) => [
+      t,
+      Math.log(1 + (n - (documentFrequency.get(t) ?? 0) + 0.5) / ((documentFrequency.get(t) ?? 0) + 0.5)),
+    ]),
+  );
+  const totalIdf = [...idf.values()].reduce((sum, w) => sum + w, 0);
+  const averageLength = Math.max(1, candidates.reduce((sum, c) => sum + c.terms.length, 0) / n);
+  const passageCount = parsed.passages.length;
+
+  const scored: (ExtractedSentence & { candidate: Candidate })[] = [];
+  for (const candidate of candidates) {
+    if (candidate.words < MIN_SENTENCE_WORDS) continue;
+    const counts = new Map<string, number>();
+    for (const term of candidate.terms) if (idf.has(term)) counts.set(term, (counts.get(term) ?? 0) + 1);
+    if (counts.size === 0) continue;
+    const lengthNorm = K1 * (1 - B + (B * candidate.terms.length) / averageLength);
+    let bm25 = 0;
+    let matchedIdf = 0;
+    for (const [term, tf] of counts) {
+      const weight = idf.get(term) ?? 0;
+      bm25 += (weight * tf * (K1 + 1)) / (tf + lengthNorm);
+      matchedIdf += weight;
+    }
+    if (matchedIdf / totalIdf < minCoverage) continue;
+    const boost = 1 + (rankBoost * (passageCount - candidate.rank)) / passageCount;
+    scored.push({ passage: candidate.passage, text: candidate.text, score: bm25 * boost, candidate });
+  }
+  scored.sort((a, b) => b.score - a.score || a.passage - b.passage || a.candidate.position - b.candidate.position);
+
+  const best = scored[0]?.score ?? 0;
+  const chosen: typeof scored = [];
+  const chosenTerms: Set<string>[] = [];
+  for (const sentence of scored) {
+    if (chosen.length >= maxSentences || sentence.score < relativeFloor * best) break;
+    const terms = new Set(sentence.candidate.terms);
+    if (chosenTerms.some((other) => jaccard(terms, other) >= DUPLICATE_JACCARD)) continue;
+    chosen.push(sentence);
+    chosenTerms.push(terms);
+  }
+  chosen.sort((a, b) => a.passage - b.passage || a.candidate.position - b.candidate.position);
+  return chosen.map(({ passage, text, score }) => ({ passage, text, score }));
+}
+
+/** The whole answer: each chosen sentence followed by its citation, or NO_ANSWER. */
+export function composeAnswer(sentences: readonly ExtractedSentence[]): string {
+  if (sentences.length === 0) return NO_ANSWER;
+  return sentences.map((s) => `${s.text} [${s.passage}]`).join(' ');
+}
+
+/**
+ * A TextEngine that answers from the prompt's passages alone, extractively: it quotes the most relevant sentences
+ * with [n] citations. Deterministic (temperature is ignored), streamed a few words at a time, and stops when the
+ * signal aborts or `maxTokens` is reached.
+ */
+export function createExtractiveEngine(options: ExtractiveOptions = {}): TextEngine {
+  const settings = { ...DEFAULTS, ...options };
+  if (!Number.isInteger(settings.wordsPerChunk) || settings.wordsPerChunk < 1) {
+    throw new RangeError(`createExtractiveEngine: wordsPerChunk must be a positive integer, got ${settings.wordsPerChunk}`);
+  }
+  return async function* extractive(messages, { maxTokens, signal }) {
+    const full = composeAnswer(extractAnswer(parseAnswerPrompt(messages), settings));
+    const answer = maxTokens === undefined ? full : truncateToTokens(full, maxTokens).text;
+    const words = answer.match(/\s*\S+/gu) ?? [];
+    for (let i = 0; i < words.length; i += settings.wordsPerChunk) {
+      if (signal.aborted) return;
+      yield words.slice(i, i + settings.wordsPerChunk).join('');
+      // Hand the event loop a turn between pieces, as a model's server would, so an abort lands mid-answer.
+      if (settings.chunkDelayMs > 0) await sleep(settings.chunkDelayMs, undefined, { signal }).catch(() => {});
+      else await nextTurn();
+    }
+  };
+}

@@ -1,0 +1,106 @@
+import { tokenize } from '../retrieval/sparse.ts';
+
+/** A sentence (or a few short ones run together) of an answer, with its content terms. */
+export interface Statement {
+  text: string;
+  terms: string[];
+}
+
+/** What an answer says, as the scorers see it. */
+export interface AnswerStatements {
+  /** The answer's claims: its sentences without citation markers, refusals or filler. */
+  statements: Statement[];
+  /** Sentences saying the sources lack the answer; they claim nothing about the question itself. */
+  refusals: number;
+}
+
+// "[1]", "[2, 3]", "[1-3]", "[Source 2]", "[doc 4]": what the answer prompt asks the model to cite with.
+const CITATION = /\s*\[\s*(?:(?:source|doc|document|ref)\s*)?\d+(?:\s*[-–,;]\s*(?:(?:source|doc|document|ref)\s*)?\d+)*\s*\]/giu;
+
+/** Words that frame a sentence ("According to the documents, …") rather than carry its content. */
+const FRAMING_TERMS = new Set(
+  tokenize('according document documents source sources context provided passage passages excerpt excerpts mentioned mentions'),
+);
+
+// "- ", "* ", "1. ", "2) " at the start of a line: list structure, not content (and not a number the sources must contain).
+const LIST_MARKER = /^[ \t]*(?:[-*•+]|\d{1,3}[.)])[ \t]+/gmu;
+
+// A sentence shorter than this is a fragment ("Dr.", "e.g.") that Intl.Segmenter split off, or
+// filler ("Yes."); it is read together with the sentence after it.
+const MIN_STATEMENT_TERMS = 3;
+
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+export function stripCitations(text: string): string {
+  return text.replace(CITATION, '');
+}
+
+// Intl.Segmenter ends a sentence after "e.g." or "Dr." when a number or a capital follows.
+const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|etc|et al|vs|cf|approx|fig|figs|no|nos|dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|co)\.$/iu;
+
+/** Sentences of a text, trimmed, empty ones left out. Line breaks end sentences too (lists, headings). */
+export function splitSentences(text: string): string[] {
+  const result: string[] = [];
+  for (const line of text.split(/\n+/u)) {
+    let pending = '';
+    for (const { segment } of sentences.segment(line)) {
+      pending = pending ? `${pending} ${segment.trim()}` : segment.trim();
+      if (pending.length > 0 && !ABBREVIATION.test(pending)) {
+        result.push(pending);
+        pending = '';
+      }
+    }
+    if (pending.length > 0) result.push(pending);
+  }
+  return result;
+}
+
+/** Content terms as `tokenize` gives them, without the words that only frame a statement. */
+export function contentTerms(text: string): string[] {
+  return tokenize(text).filter((term) => !FRAMING_TERMS.has(term));
+}
+
+const MENTIONS_SOURCES =
+  /\b(?:documents?|sources?|context|passages?|excerpts?|provided (?:text|information|material)|information (?:provided|given|available))\b/u;
+const NEGATED_COVERAGE =
+  /\b(?:do|does|did)(?: not|n't)\b|\b(?:no|not enough|insufficient) (?:specific )?(?:information|mention|details?|data|evidence)\b|\bnot (?:mentioned|specified|stated|covered|addressed|discussed|included|provided|described)\b|\bcontains? no\b|\bmakes? no mention\b/u;
+const UNABLE =
+  /\b(?:i|we) (?:do not|don't|cannot|can't|could not|couldn't|am unable to|was unable to|are unable to) (?:know|find|answer|determine|tell|say)\b/u;
+
+/**
+ * Whether a sentence says the sources do not answer the question ("The documents do not
+ * contain …", "I could not find …"): a statement about the retrieval, not about the world.
+ */
+export function isRefusal(sentence: string): boolean {
+  const text = sentence.toLowerCase().replace(/[\u2018\u2019\u02bc]/gu, "'");
+  return UNABLE.test(text) || (MENTIONS_SOURCES.test(text) && NEGATED_COVERAGE.test(text));
+}
+
+/** Splits an answer into the statements whose support the scorers check. */
+export function answerStatements(answer: string): AnswerStatements {
+  const statements: Statement[] = [];
+  let refusals = 0;
+  let pending: Statement | null = null;
+  for (const sentence of splitSentences(stripCitations(answer).replace(LIST_MARKER, ''))) {
+    if (isRefusal(sentence)) {
+      refusals++;
+      continue;
+    }
+    const terms = contentTerms(sentence);
+    const merged: Statement = pending
+      ? { text: `${pending.text} ${sentence}`, terms: [...pending.terms, ...terms] }
+      : { text: sentence, terms };
+    if (merged.terms.length < MIN_STATEMENT_TERMS) {
+      pending = merged;
+      continue;
+    }
+    statements.push(merged);
+    pending = null;
+  }
+  // A short last sentence joins the one before it; alone, it is the whole answer.
+  if (pending && pending.terms.length > 0) {
+    const last = statements.pop();
+    statements.push(last ? { text: `${last.text} ${pending.text}`, terms: [...last.terms, ...pending.terms] } : pending);
+  }
+  return { statements, refusals };
+}

@@ -1,0 +1,91 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, stack } from '../support/client.ts';
+import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
+import { ingestFile, waitForJob } from '../support/ingest.ts';
+
+let cast: Cast;
+let collectionId: string;
+const articleUrl = () => `${stack.pagesUrl}/article.html`;
+
+beforeAll(async () => {
+  cast = await castUsers();
+  ({ collectionId } = await sharedCollection(cast, 'Search'));
+  const page = await api('POST', '/ingest/url', {
+    token: cast.owner.token,
+    body: { url: articleUrl(), collection_id: collectionId },
+  });
+  const jobs = await Promise.all([
+    waitForJob(cast.owner.token, page.body.job_id),
+    ingestFile(cast.owner.token, 'stanley-cups.csv', collectionId),
+    ingestFile(cast.owner.token, 'scan-linn-2col.pdf', collectionId),
+  ]);
+  for (const job of jobs) expect(job.status, job.error_message ?? '').toBe('succeeded');
+}, 120_000);
+
+const search = (token: string, body: Record<string, unknown>) => api('POST', '/query/search', { token, body });
+
+describe('POST /query/search', () => {
+  it('returns the best sources first, with the contract fields and latencies', async () => {
+    const response = await search(cast.memberQuery.token, {
+      question: 'How does a tidal barrage work?',
+      collection_id: collectionId,
+    });
+    expect(response.status).toBe(200);
+    expect(Number.isInteger(response.body.embedding_latency_ms)).toBe(true);
+    expect(Number.isInteger(response.body.retrieval_latency_ms)).toBe(true);
+    const [top] = response.body.sources;
+    expect(top).toMatchObject({ source: articleUrl(), chunk_type: 'text', image_url: null, chunk_index: expect.any(Number) });
+    expect(top.text).toMatch(/barrage/i);
+    const scores = response.body.sources.map((s: { score: number }) => s.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it('honours top_k', async () => {
+    const response = await search(cast.owner.token, { question: 'Stanley Cups team', collection_id: collectionId, top_k: 1 });
+    expect(response.body.sources).toHaveLength(1);
+    expect(response.body.sources[0].source).toBe('stanley-cups.csv');
+  });
+
+  it('returns scanned pages as image_description sources with a working signed image_url', async () => {
+    const response = await search(cast.owner.token, {
+      question: 'LinnSequencer MIDI sequence recorder',
+      collection_id: collectionId,
+    });
+    const image = response.body.sources.find((s: { chunk_type: string }) => s.chunk_type === 'image_description');
+    expect(image).toMatchObject({ source: 'scan-linn-2col.pdf', image_url: expect.stringContaining('token=') });
+    const png = await fetch(image.image_url);
+    expect(png.status).toBe(200);
+    expect([...new Uint8Array(await png.arrayBuffer()).subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
+  });
+
+  it('gives each kind of caller the contract status', async () => {
+    const body = { question: 'tides', collection_id: collectionId };
+    for (const user of [cast.owner, cast.memberQuery, cast.memberIngest])
+      expect((await search(user.token, body)).status).toBe(200);
+    for (const user of [cast.stranger, cast.admin]) expect((await search(user.token, body)).status).toBe(403);
+    expect((await search(cast.owner.token, { ...body, collection_id: crypto.randomUUID() })).status).toBe(404);
+    expect((await api('POST', '/query/search', { body })).status).toBe(401);
+  });
+
+  it.each([
+    { what: 'an empty question', body: { question: '' } },
+    { what: 'a question over 5000 characters', body: { question: 'x'.repeat(5001) } },
+    { what: 'top_k 0', body: { question: 'tides', top_k: 0 } },
+    { what: 'top_k 51', body: { question: 'tides', top_k: 51 } },
+    { what: 'a fractional top_k', body: { question: 'tides', top_k: 2.5 } },
+  ])('422 for $what', async ({ body }) => {
+    const response = await search(cast.owner.token, { collection_id: collectionId, ...body });
+    expect(response.status).toBe(422);
+  });
+
+  it('searches the caller’s personal namespace when collection_id is empty, and only theirs', async () => {
+    const text = new TextEncoder().encode('Notes on sourdough: feed the starter twice a day with rye flour.\n');
+    const job = await ingestFile(cast.memberIngest.token, 'bread.md', undefined, text);
+    expect(job.status).toBe('succeeded');
+    const mine = await search(cast.memberIngest.token, { question: 'sourdough starter rye', collection_id: '' });
+    expect(mine.body.sources[0]).toMatchObject({ source: 'bread.md' });
+    const theirs = await search(cast.stranger.token, { question: 'sourdough starter rye' });
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.sources.some((s: { source: string }) => s.source === 'bread.md')).toBe(false);
+  });
+});

@@ -1,0 +1,357 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
+import { serve } from '@hono/node-server';
+import { generateText, streamText } from 'ai';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { estimateTokens } from '../../devstack/models/chat-format.ts';
+import {
+  composeAnswer,
+  createExtractiveEngine,
+  EXTRACTIVE_MODEL,
+  extractAnswer,
+  parseAnswerPrompt,
+} from '../../devstack/models/extractive-engine.ts';
+import { type ChatMessage, createModelServer, type ModelServer, type TextEngine } from '../../devstack/models/server.ts';
+import { freePort } from '../../devstack/ports.ts';
+import {
+  ANSWER_SYSTEM_PROMPT,
+  type AnswerSource,
+  buildAnswerPrompt,
+  NO_ANSWER,
+  NO_PASSAGES_LINE,
+} from '../../src/query/prompt.ts';
+
+const apiKey = 'sk-extractive-test-key';
+
+const linnSources: AnswerSource[] = [
+  {
+    source: 'linn-history.pdf',
+    page: 1,
+    text:
+      'Roger Linn designed the LinnDrum in 1982 as the successor to his LM-1 Drum Computer. ' +
+      'Around 5,000 units were sold before Linn Electronics closed in 1986.',
+  },
+  {
+    source: 'linndrum-manual.pdf',
+    page: 3,
+    text:
+      'Sound generation\n' +
+      'The LinnDrum plays digital recordings of real acoustic drums. ' +
+      'Its drum samples were recorded at a sampling rate of 28 kHz with 8-bit resolution. ' +
+      'The crash and ride cymbals use longer samples than the other sounds.',
+  },
+  {
+    source: 'linndrum-manual.pdf',
+    page: 7,
+    text: 'Each drum sound has its own audio output on the back panel. A later revision added a MIDI interface to the unit.',
+  },
+];
+const samplingQuestion = 'At what sampling rate were the LinnDrum samples recorded?';
+
+const cookingSources: AnswerSource[] = [
+  {
+    source: 'pasta.md',
+    text: 'Boil the pasta in plenty of salted water. Drain it when it is al dente and toss it with the sauce.',
+  },
+  { source: 'bread.md', text: 'Knead the dough for ten minutes until it is smooth. Let it rise in a warm place for an hour.' },
+];
+
+const asMessages = ({ system, prompt }: { system: string; prompt: string }): ChatMessage[] => [
+  { role: 'system', content: system },
+  { role: 'user', content: prompt },
+];
+
+/** The answer's sentences and the passage each one cites. */
+function citedSentences(answer: string): { text: string; passage: number }[] {
+  const parts = [...answer.matchAll(/(.+?) \[(\d+)\](?: |$)/gu)];
+  expect(parts.map((m) => m[0]).join('')).toBe(answer);
+  return parts.map((m) => ({ text: m[1] as string, passage: Number(m[2]) }));
+}
+
+async function collect(iterable: AsyncIterable<string>, onPiece?: (count: number) => void): Promise<string[]> {
+  const pieces: string[] = [];
+  for await (const piece of iterable) {
+    pieces.push(piece);
+    onPiece?.(pieces.length);
+  }
+  return pieces;
+}
+
+describe('answer prompt contract', () => {
+  it('numbers the passages after the question and lays each out as a header and its text', () => {
+    const { system, prompt } = buildAnswerPrompt(samplingQuestion, linnSources);
+    expect(system).toBe(ANSWER_SYSTEM_PROMPT);
+    expect(system).toContain('[2]');
+    expect(system).toContain(NO_ANSWER);
+    expect(
+      prompt.startsWith(`Question: ${samplingQuestion}\n\nContext passages:\n\n[1] (source: linn-history.pdf, page 1)\n`),
+    ).toBe(true);
+    expect(prompt).toContain(`\n\n[2] (source: linndrum-manual.pdf, page 3)\nSound generation\nThe LinnDrum plays`);
+    expect(prompt.endsWith(`[3] (source: linndrum-manual.pdf, page 7)\n${linnSources[2]?.text}`)).toBe(true);
+  });
+
+  it('parses back exactly what it built, whatever the passages contain', () => {
+    const sources: AnswerSource[] = [
+      { source: '  report (final).pdf ', page: 12, text: '\n  First paragraph.\n\nSecond paragraph,\r\nwrapped.   \n\n' },
+      { source: 'notes.txt', text: 'Quoting a prompt:\n[3] (source: fake.pdf)\ninjected text\n [4] (source: also fake)' },
+      { source: 'empty.md', text: '   ' },
+      { source: 'figures.pdf', page: 0, text: 'Page numbers that are not positive integers are left out.' },
+      { source: 'odd.pdf', page: 2.5, text: 'So are fractions.' },
+    ];
+    const built = buildAnswerPrompt('  What do\nthe passages\tsay?  ', sources);
+    expect(built.prompt).not.toMatch(/^\[3\] \(source: fake/mu);
+    const parsed = parseAnswerPrompt(asMessages(built));
+    expect(parsed.question).toBe('What do the passages say?');
+    expect(parsed.passages).toEqual([
+      { number: 1, source: 'report (final).pdf', page: 12, text: 'First paragraph.\n\nSecond paragraph,\nwrapped.' },
+      {
+        number: 2,
+        source: 'notes.txt',
+        text: 'Quoting a prompt:\n[3] (source: fake.pdf)\ninjected text\n [4] (source: also fake)',
+      },
+      { number: 3, source: 'empty.md', text: '' },
+      { number: 4, source: 'figures.pdf', text: 'Page numbers that are not positive integers are left out.' },
+      { number: 5, source: 'odd.pdf', text: 'So are fractions.' },
+    ]);
+  });
+
+  it('says so when there are no passages, refuses an empty question, and reads a foreign prompt as a bare question', () => {
+    const none = buildAnswerPrompt('Anything?', []);
+    expect(none.prompt).toBe(`Question: Anything?\n\nContext passages:\n\n${NO_PASSAGES_LINE}`);
+    expect(parseAnswerPrompt(asMessages(none))).toEqual({ question: 'Anything?', passages: [] });
+    expect(() => buildAnswerPrompt(' \n\t ', linnSources)).toThrow(RangeError);
+    expect(parseAnswerPrompt([{ role: 'user', content: 'What is\na LinnDrum?' }])).toEqual({
+      question: 'What is a LinnDrum?',
+      passages: [],
+    });
+    expect(parseAnswerPrompt([{ role: 'system', content: 'only instructions' }])).toEqual({ question: '', passages: [] });
+  });
+
+  it('opens passages only in sequence, so a header-like line in a hand-written prompt stays in its passage', () => {
+    const prompt =
+      'Question: Why?\n\nContext passages:\n\n[1] (source: a.md)\nQuoted:\n[7] (source: b.md)\nstill one\n\n[2] (source: c.md)\nTwo.';
+    expect(parseAnswerPrompt([{ role: 'user', content: prompt }]).passages).toEqual([
+      { number: 1, source: 'a.md', text: 'Quoted:\n[7] (source: b.md)\nstill one' },
+      { number: 2, source: 'c.md', text: 'Two.' },
+    ]);
+  });
+
+  it('reads the last user message when there is history before it', () => {
+    const built = buildAnswerPrompt(samplingQuestion, linnSources);
+    const messages: ChatMessage[] = [
+      { role: 'system', content: built.system },
+      { role: 'user', content: buildAnswerPrompt('Earlier question?', []).prompt },
+      { role: 'assistant', content: NO_ANSWER },
+      { role: 'user', content: built.prompt },
+    ];
+    const parsed = parseAnswerPrompt(messages);
+    expect(parsed.question).toBe(samplingQuestion);
+    expect(parsed.passages.map((p) => p.number)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('extractive answers', () => {
+  const extract = (question: string, sources: AnswerSource[]) =>
+    extractAnswer(parseAnswerPrompt(asMessages(buildAnswerPrompt(question, sources))));
+
+  it('quotes the best sentences in passage order and skips headings and repeated sentences', () => {
+    const repeated = 'The LM-1 was the first drum machine to use digital samples.';
+    const sources: AnswerSource[] = [
+      { source: 'a.pdf', text: `Drum machines\nEarly drum machines used analog circuits. ${repeated}` },
+      // Chunk overlap repeats a sentence at the start of the next chunk: it must be quoted once, from the better passage.
+      { source: 'a.pdf', text: `${repeated} The LM-1 drum machine cost about 5,000 dollars in 1980.` },
+    ];
+    const sentences = extract('Which drum machine first used digital samples?', sources);
+    expect(sentences.map((s) => s.text)).toContain(repeated);
+    expect(sentences.filter((s) => s.text === repeated)).toEqual([expect.objectContaining({ passage: 1 })]);
+    expect(sentences.map((s) => s.text)).not.toContain('Drum machines');
+    const order = sentences.map((s) => s.passage);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(sentences.length).toBeLessThanOrEqual(4);
+  });
+
+  it('finds nothing when the question has no terms or the passages share none of them', () => {
+    expect(extract('What is it?', linnSources)).toEqual([]);
+    expect(extract(samplingQuestion, cookingSources)).toEqual([]);
+    expect(composeAnswer([])).toBe(NO_ANSWER);
+  });
+
+  it('does not quote a sentence that shares only an incidental word with the question', () => {
+    const concert: AnswerSource[] = [
+      { source: 'tour.md', text: 'The concert was recorded live in Berlin by the radio orchestra.' },
+      { source: 'tour.md', text: 'Tickets for the autumn tour go on sale in June at the box office.' },
+    ];
+    expect(extract(samplingQuestion, concert)).toEqual([]);
+    // The same sentence is quoted when the question is about it.
+    expect(extract('Where was the concert recorded?', concert).map((s) => s.passage)).toEqual([1]);
+  });
+
+  it('stops streaming when the signal aborts and at maxTokens', async () => {
+    const engine = createExtractiveEngine();
+    const messages = asMessages(buildAnswerPrompt(samplingQuestion, linnSources));
+    const whole = (await collect(engine(messages, { signal: new AbortController().signal }))).join('');
+    expect(whole.split(' ').length).toBeGreaterThan(8);
+
+    const abort = new AbortController();
+    const pieces = await collect(engine(messages, { signal: abort.signal }), (count) => {
+      if (count === 3) abort.abort();
+    });
+    expect(pieces).toHaveLength(3);
+    expect(whole.startsWith(pieces.join(''))).toBe(true);
+
+    const capped = (await collect(engine(messages, { maxTokens: 6, signal: new AbortController().signal }))).join('');
+    expect(estimateTokens(capped)).toBe(6);
+    expect(whole.startsWith(capped)).toBe(true);
+  });
+});
+
+interface Running {
+  server: ModelServer;
+  baseURL: string;
+  close(): Promise<void>;
+}
+
+async function start(options: Partial<Parameters<typeof createModelServer>[0]> = {}): Promise<Running> {
+  const server = await createModelServer({
+    apiKey,
+    cacheDir: join(tmp, 'cache'),
+    sharedModelsDir: join(tmp, 'no-shared-models'),
+    ...options,
+  });
+  const app = new Hono();
+  app.route('/openai', server.app);
+  const port = await freePort();
+  const http = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s));
+  });
+  return {
+    server,
+    baseURL: `http://127.0.0.1:${port}/openai/v1`,
+    close: async () => {
+      // A stream the client aborted keeps its socket open for a few seconds (Node's HTTP server, not the engine).
+      if ('closeAllConnections' in http) http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await server.close();
+    },
+  };
+}
+
+let tmp: string;
+let running: Running;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'extractive-test-'));
+  running = await start();
+});
+
+afterAll(async () => {
+  await running?.close();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('the model server answers text through the AI SDK', () => {
+  const model = () => createOpenAI({ baseURL: running.baseURL, apiKey }).chat(EXTRACTIVE_MODEL);
+  const answer = async (question: string, sources: AnswerSource[], extra: { temperature?: number } = {}) =>
+    (await generateText({ model: model(), maxRetries: 0, ...buildAnswerPrompt(question, sources), ...extra })).text;
+
+  it('serves the extractive engine by default under its own name', async () => {
+    expect(running.server.models.text).toBe(EXTRACTIVE_MODEL);
+    const response = await fetch(`${running.baseURL}/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const ids = ((await response.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(ids).toContain(EXTRACTIVE_MODEL);
+  });
+
+  it('answers from the passage that holds the answer, quoting it verbatim with its number', async () => {
+    const text = await answer(samplingQuestion, linnSources);
+    const sentences = citedSentences(text);
+    expect(sentences.length).toBeGreaterThan(0);
+    expect(new Set(sentences.map((s) => s.passage))).toEqual(new Set([2]));
+    expect(sentences.map((s) => s.text)).toContain(
+      'Its drum samples were recorded at a sampling rate of 28 kHz with 8-bit resolution.',
+    );
+    for (const sentence of sentences) expect(linnSources[sentence.passage - 1]?.text).toContain(sentence.text);
+  });
+
+  it('cites each passage a multi-part answer draws on, in passage order', async () => {
+    const sentences = citedSentences(
+      await answer('When was the LinnDrum designed, and what was added in the MIDI revision?', linnSources),
+    );
+    const cited = sentences.map((s) => s.passage);
+    expect(cited).toContain(1);
+    expect(cited).toContain(3);
+    expect(cited).toEqual([...cited].sort((a, b) => a - b));
+    for (const sentence of sentences) expect(linnSources[sentence.passage - 1]?.text).toContain(sentence.text);
+  });
+
+  it('gives the same answer every time, whatever the temperature', async () => {
+    const first = await answer(samplingQuestion, linnSources);
+    expect(await answer(samplingQuestion, linnSources, { temperature: 1.5 })).toBe(first);
+    expect(await answer(samplingQuestion, linnSources)).toBe(first);
+  });
+
+  it('says the documents do not contain the answer when there are no passages or none is relevant', async () => {
+    expect(await answer(samplingQuestion, [])).toBe(NO_ANSWER);
+    expect(await answer(samplingQuestion, cookingSources)).toBe(NO_ANSWER);
+  });
+
+  it('streams the answer in several deltas that add up to the whole', async () => {
+    const prompt = buildAnswerPrompt(samplingQuestion, linnSources);
+    const result = streamText({ model: model(), maxRetries: 0, ...prompt });
+    const deltas = await collect(result.textStream);
+    expect(deltas.length).toBeGreaterThan(5);
+    expect(deltas.join('')).toBe(await answer(samplingQuestion, linnSources));
+    expect(await result.finishReason).toBe('stop');
+  });
+
+  it('stops generating when the client aborts the stream', async () => {
+    let yielded = 0;
+    let stoppedBy: AbortSignal | undefined;
+    const inner = createExtractiveEngine({ chunkDelayMs: 20 });
+    const counting: TextEngine = async function* (messages, options) {
+      stoppedBy = options.signal;
+      for await (const piece of inner(messages, options)) {
+        yielded++;
+        yield piece;
+      }
+    };
+    const slow = await start({ textEngine: counting, textModel: 'slow-extractive' });
+    try {
+      const messages = asMessages(buildAnswerPrompt(samplingQuestion, linnSources));
+      const total = (await collect(createExtractiveEngine()(messages, { signal: new AbortController().signal }))).length;
+      expect(total).toBeGreaterThan(10);
+
+      const abort = new AbortController();
+      const result = streamText({
+        model: createOpenAI({ baseURL: slow.baseURL, apiKey }).chat('slow-extractive'),
+        maxRetries: 0,
+        abortSignal: abort.signal,
+        ...buildAnswerPrompt(samplingQuestion, linnSources),
+      });
+      const received: string[] = [];
+      try {
+        for await (const delta of result.textStream) {
+          received.push(delta);
+          if (received.length === 2) abort.abort();
+        }
+      } catch (error) {
+        // The SDK may end the stream quietly or reject with the abort, depending on where the abort lands.
+        expect((error as Error).name).toMatch(/Abort/);
+      }
+      expect(received.length).toBeGreaterThanOrEqual(2);
+      expect(received.length).toBeLessThan(total);
+
+      const deadline = Date.now() + 3000;
+      while (!stoppedBy?.aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(stoppedBy?.aborted).toBe(true);
+      const atAbort = yielded;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(yielded).toBe(atAbort);
+      expect(yielded).toBeLessThan(total);
+    } finally {
+      await slow.close();
+    }
+  });
+});
