@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { apiWorkerVars, ingestWorkerVars, startDevstack } from './stack.ts';
+import { apiWorkerVars, ingestWorkerVars, scoringWorkerVars, startDevstack } from './stack.ts';
 import { type RunningWorker, startWorker } from './worker.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -28,6 +28,8 @@ async function main() {
   const apiPort = Number(process.env.PORT ?? 8787);
   const ingestPort = Number(process.env.INGEST_PORT ?? 8788);
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
+  const scoringPort = Number(process.env.SCORING_PORT ?? 8789);
+  const scoringUrl = `http://127.0.0.1:${scoringPort}`;
   console.log(`
 Devstack is up (data in ${dataDir})
   Postgres (${stack.databaseEngine})   ${stack.databaseUrl}
@@ -41,14 +43,15 @@ Devstack is up (data in ${dataDir})
   Upstash Vector        ${stack.vectorUrl}   token ${stack.keys.services.vectorToken}
   OpenAI-compatible     ${stack.openaiBaseUrl}   key ${stack.keys.services.modelApiKey}
   Embeddings            ${stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'unavailable: sparse retrieval only'}
-${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs              http://127.0.0.1:${apiPort}/docs\n  Ingest worker         ${ingestUrl}\n` : ''}`);
+${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs              http://127.0.0.1:${apiPort}/docs\n  Ingest worker         ${ingestUrl}\n  Scoring worker        ${scoringUrl}\n` : ''}`);
 
   if (withWorker) {
     const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
     // A state dir each: two workerd processes on one SQLite file collide (SQLITE_BUSY).
     const state = (name: string) => join(root, '.wrangler', 'state', name);
     const ingestVars = ingestWorkerVars(stack, ingestUrl);
-    const apiVars = apiWorkerVars(stack, ingestUrl);
+    const apiVars = apiWorkerVars(stack, ingestUrl, scoringUrl);
+    const scoringVars = scoringWorkerVars(stack, ingestUrl, scoringUrl);
     workers.push(
       await startWorker({
         config: 'workers/ingest/wrangler.toml',
@@ -59,9 +62,17 @@ ${withWorker ? `  API                   http://127.0.0.1:${apiPort}\n  API docs 
       }),
     );
     workers.push(
-      await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiVars, hyperdrive, persistTo: state('api') }),
+      await startWorker({
+        config: 'workers/scoring/wrangler.toml',
+        port: scoringPort,
+        vars: scoringVars,
+        hyperdrive,
+        persistTo: state('scoring'),
+      }),
     );
-    console.log(`API ready at ${workers[1]?.url} — Ctrl-C stops everything.`);
+    const api = await startWorker({ config: 'wrangler.toml', port: apiPort, vars: apiVars, hyperdrive, persistTo: state('api') });
+    workers.push(api);
+    console.log(`API ready at ${api.url} — Ctrl-C stops everything.`);
     for (const worker of workers) {
       worker.process.once('exit', (code) => {
         console.error(`wrangler dev exited (${code}); stopping the devstack.`);

@@ -9,6 +9,7 @@ import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
 import { createFaults } from './faults.ts';
 import { type DevstackKeys, loadKeys } from './keys.ts';
 import { migrate } from './migrate.ts';
+import { createExtractiveEngine } from './models/extractive-engine.ts';
 import { createModelServer } from './models/server.ts';
 import { type RunningPostgres, startPostgres } from './postgres.ts';
 import { createQStash } from './qstash/server.ts';
@@ -52,6 +53,8 @@ export interface Devstack {
   /** The embedding model and its dimension, or null: sparse retrieval only. */
   embeddings: { model: string; dimension: number } | null;
   visionModel: string;
+  /** The extractive answer engine's model name. */
+  textModel: string;
   /** Resolves when QStash has nothing pending or in flight. */
   queueIdle(): Promise<void>;
   stop(): Promise<void>;
@@ -92,6 +95,9 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     embeddingModel: options.embeddingModel ?? process.env.DEVSTACK_EMBEDDING_MODEL,
     cacheDir: join(options.dataDir, 'models'),
     allowDownload: options.allowModelDownload ?? false,
+    // Paced like a hosted model (about 100 words a second), so streaming, time to first
+    // token and a client's disconnect behave as they would in production.
+    textEngine: createExtractiveEngine({ chunkDelayMs: Number(process.env.DEVSTACK_TOKEN_DELAY_MS ?? 10) }),
     log,
   });
   const vector = await createVectorServer({
@@ -159,6 +165,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     dohUrl: `${supabaseUrl}/dns-query`,
     embeddings: models.embeddings,
     visionModel: models.models.vision,
+    textModel: models.models.text ?? 'devstack-extractive',
     queueIdle: () => qstash.idle(),
     stop: async () => {
       await qstash.stop();
@@ -222,8 +229,25 @@ function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> 
 }
 
 /** The settings the API worker needs to talk to this devstack. */
-export function apiWorkerVars(stack: Devstack, ingestUrl: string): Record<string, string> {
-  return { ...sharedVars(stack, ingestUrl), AUTH_JWKS_URL: stack.jwksUrl, AUTH_ISSUER: stack.issuer };
+export function apiWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl?: string): Record<string, string> {
+  return {
+    ...sharedVars(stack, ingestUrl),
+    // Without a scoring worker, evaluation records stay unscored.
+    ...(scoringUrl ? { SCORING_WORKER_URL: scoringUrl } : {}),
+    AUTH_JWKS_URL: stack.jwksUrl,
+    AUTH_ISSUER: stack.issuer,
+    CHAT_MODEL: stack.textModel,
+  };
+}
+
+/** The settings the scoring worker needs; without JUDGE_MODEL it uses the lexical scorer. */
+export function scoringWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl: string): Record<string, string> {
+  return {
+    ...sharedVars(stack, ingestUrl),
+    SCORING_WORKER_URL: scoringUrl,
+    QSTASH_CURRENT_SIGNING_KEY: stack.keys.services.qstashCurrentSigningKey,
+    QSTASH_NEXT_SIGNING_KEY: stack.keys.services.qstashNextSigningKey,
+  };
 }
 
 /** The settings the ingest worker needs; with no embedding model it writes sparse vectors only. */

@@ -11,6 +11,7 @@ import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
+import { registerEvalRoutes } from './routes/evals.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
@@ -51,7 +52,7 @@ export function createApp(): App {
   app.notFound((c) => c.json({ detail: 'Not found', code: 'not_found', request_id: c.var.requestId }, 404));
 
   registerSystemRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest', '/query']) {
+  for (const prefix of ['/collections', '/chat', '/ingest', '/query', '/evals']) {
     app.use(`${prefix}/*`, authenticate, provideServices);
   }
   registerCollectionRoutes(app);
@@ -59,6 +60,7 @@ export function createApp(): App {
   registerChatRoutes(app);
   registerIngestRoutes(app);
   registerQueryRoutes(app);
+  registerEvalRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -10,6 +10,8 @@ export interface AppEnv {
     config: Config;
     caller: Caller;
     services: Services;
+    /** Work that outlives the response (a streamed answer, its recording); the database stays open for it. */
+    background: (work: Promise<unknown>) => void;
   };
 }
 

@@ -31,6 +31,7 @@ export function adaptersFor(config: Config): Adapters {
         apiKey: config.OPENAI_API_KEY,
         embeddingModel: config.EMBEDDING_MODEL,
         embeddingDimensions: config.EMBEDDING_DIMENSIONS,
+        chatModel: config.CHAT_MODEL,
       }),
     };
     cache.set(config, adapters);

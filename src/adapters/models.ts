@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { embedMany, generateText } from 'ai';
+import { embedMany, generateText, streamText } from 'ai';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
 export interface ModelSettings {
@@ -8,12 +8,25 @@ export interface ModelSettings {
   apiKey: string;
   /** Unset: no dense embeddings, and retrieval runs on sparse vectors alone. */
   embeddingModel?: string;
+  /** The model that writes answers (the API). */
+  chatModel?: string;
   embeddingDimensions?: number;
   /** Needed only where figures are described (the ingest worker). */
   visionModel?: string;
 }
 
+export interface AnswerRequest {
+  system: string;
+  prompt: string;
+  /** The client's disconnect: generation stops with it. */
+  abortSignal?: AbortSignal;
+}
+
 export interface Models {
+  /** Streams an answer's text deltas; iterating throws if generation fails. */
+  streamAnswer(request: AnswerRequest): AsyncIterable<string>;
+  /** Names the provider and model that answer, for evaluation records. */
+  engine: string;
   /** Null when no embedding model is configured. */
   embed: ((texts: string[]) => Promise<number[][]>) | null;
   /** What a figure or scanned page shows, in words, for retrieval. */
@@ -35,7 +48,32 @@ export function createModels(settings: ModelSettings): Models {
   };
   const embeddingModel = settings.embeddingModel;
 
+  const chatModel = settings.chatModel;
+
   return {
+    engine: `${settings.baseUrl ? new URL(settings.baseUrl).host : 'api.openai.com'}/${chatModel ?? 'none'}`,
+
+    async *streamAnswer(request) {
+      if (!chatModel) throw new UpstreamError('models', 'no chat model is configured');
+      let failure: unknown;
+      const result = streamText({
+        model: provider.chat(chatModel),
+        system: request.system,
+        prompt: request.prompt,
+        abortSignal: request.abortSignal,
+        maxRetries: 1,
+        onError: ({ error }) => {
+          failure = error;
+        },
+      });
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta' && part.text) yield part.text;
+        else if (part.type === 'error')
+          throw new UpstreamError('models', `generate: ${describeCause(part.error)}`, { cause: part.error });
+      }
+      if (failure) throw new UpstreamError('models', `generate: ${describeCause(failure)}`, { cause: failure });
+    },
+
     embed: embeddingModel
       ? (texts) =>
           guard('embed', async () => {

@@ -1,8 +1,9 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { App } from '../context.ts';
 import { json } from '../schemas/common.ts';
 import { authErrors, errorResponses } from '../schemas/error.ts';
-import { SearchRequestSchema, SearchResponseSchema } from '../schemas/query.ts';
+import { QueryRequestSchema, SearchRequestSchema, SearchResponseSchema } from '../schemas/query.ts';
 
 const tags = ['Query'];
 
@@ -18,7 +19,106 @@ configured, else sparse BM25 alone. For search-only clients and retrieval benchm
   responses: { 200: json(SearchResponseSchema, 'Sources, best first'), ...errorResponses(...authErrors, 403, 404, 502) },
 });
 
+const ask = createRoute({
+  method: 'post',
+  path: '/query',
+  tags,
+  summary: 'Ask a question; the answer streams as Server-Sent Events',
+  description: `Everything that can refuse the request is checked before the first byte: 422 for the
+body, 403/404 for the collection, 404 for a \`session_id\` that is not the caller's own session in it.
+Then \`text/event-stream\`:
+
+1. \`event: metadata\` — \`{sources, embedding_latency_ms, retrieval_latency_ms}\`, before any token;
+2. \`event: token\` — \`{token}\`, one per text delta of the model;
+3. \`event: done\` — \`{generation_latency_ms, time_to_first_token_ms}\`;
+   or, if generation fails after the stream began, \`event: error\` — \`{"message": "Generation failed"}\`.
+
+The answer cites sources as \`[n]\`, the n-th entry of \`metadata.sources\`. A client that disconnects
+stops generation; what was produced is still recorded. After the stream the exchange is saved (in the
+session, when given) with an evaluation record that is scored asynchronously.`,
+  request: { body: { required: true, content: { 'application/json': { schema: QueryRequestSchema } } } },
+  responses: {
+    200: { description: 'The answer as an event stream', content: { 'text/event-stream': { schema: z.string() } } },
+    ...errorResponses(...authErrors, 403, 404, 502),
+  },
+});
+
 export function registerQueryRoutes(app: App) {
+  app.openapi(ask, async (c) => {
+    const startedAt = performance.now();
+    const body = c.req.valid('json');
+    const input = {
+      question: body.question,
+      collectionId: body.collection_id || undefined,
+      sessionId: body.session_id || undefined,
+      topK: body.top_k,
+    };
+    const { answer } = c.var.services;
+    const prepared = await answer.prepare(c.var.caller, input);
+    // Aborted when the client goes away (the request's signal, or the response stream being
+    // cancelled): generation stops with it, and what was produced is still recorded.
+    const gone = new AbortController();
+    c.req.raw.signal.addEventListener('abort', () => gone.abort());
+    // The stream outlives this handler; the database must stay open until it and its recording end.
+    let streamEnded!: () => void;
+    c.var.background(new Promise<void>((resolve) => (streamEnded = resolve)));
+    return streamSSE(c, async (stream) => {
+      stream.onAbort(() => gone.abort());
+      try {
+        await answerStream(stream);
+      } finally {
+        streamEnded();
+      }
+    });
+
+    async function answerStream(stream: SSEStreamingApi) {
+      // A write to a client that has left never settles in workerd, so none waits past the abort.
+      const left = new Promise<void>((resolve) => gone.signal.addEventListener('abort', () => resolve()));
+      const send = async (event: string, data: unknown) => {
+        if (gone.signal.aborted) return;
+        await Promise.race([stream.writeSSE({ event, data: JSON.stringify(data) }).catch(() => gone.abort()), left]);
+      };
+      const { prompt, ...retrieval } = prepared;
+      await send('metadata', {
+        sources: retrieval.sources,
+        embedding_latency_ms: retrieval.embedding_latency_ms,
+        retrieval_latency_ms: retrieval.retrieval_latency_ms,
+      });
+      const generationStarted = performance.now();
+      let text = '';
+      let firstToken: number | null = null;
+      let failed = false;
+      try {
+        for await (const delta of answer.generate(prompt, gone.signal)) {
+          firstToken ??= performance.now() - generationStarted;
+          text += delta;
+          await send('token', { token: delta });
+          if (gone.signal.aborted) break;
+        }
+      } catch (error) {
+        failed = !gone.signal.aborted;
+        if (failed) {
+          console.error(`[${c.var.requestId}] generation failed:`, error);
+          await send('error', { message: 'Generation failed' });
+        }
+      }
+      const generationMs = performance.now() - generationStarted;
+      if (!failed) {
+        await send('done', {
+          generation_latency_ms: Math.round(generationMs),
+          time_to_first_token_ms: Math.round(firstToken ?? generationMs),
+        });
+      }
+      // Recorded whatever happened, after the stream: a client that left still gets its history.
+      const outcome = { answer: text, generationMs, timeToFirstTokenMs: firstToken, failed };
+      c.var.background(
+        answer
+          .record(c.var.caller, input, retrieval, outcome, startedAt)
+          .catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
+      );
+    }
+  });
+
   app.openapi(search, async (c) => {
     const { question, collection_id, top_k } = c.req.valid('json');
     const retrieval = await c.var.services.query.retrieve(c.var.caller, {

@@ -16,3 +16,15 @@ export const SearchResponseSchema = z
     retrieval_latency_ms: z.number().int(),
   })
   .openapi('SearchResponse');
+
+export const QueryRequestSchema = z
+  .object({
+    question: z.string().min(1).max(5000).openapi({ example: 'How does a tidal barrage work?' }),
+    collection_id: z.string().nullish().openapi({ description: 'Omitted, null or empty: the caller’s personal namespace.' }),
+    session_id: z
+      .string()
+      .nullish()
+      .openapi({ description: 'The caller’s own session in this collection; the exchange is appended to it.' }),
+    top_k: z.number().int().min(1).max(50).default(5).openapi({ description: 'Sources to retrieve, 1–50 (default 5)' }),
+  })
+  .openapi('QueryRequest');

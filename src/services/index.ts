@@ -4,15 +4,19 @@ import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import { createCollectionRepo } from '../db/collections.ts';
 import { createDocumentRepo } from '../db/documents.ts';
+import { createEvaluationRepo } from '../db/evaluations.ts';
+import { createExchangeRepo } from '../db/exchanges.ts';
 import { createJobRepo } from '../db/jobs.ts';
 import { createMemberRepo } from '../db/members.ts';
 import { createSessionRepo } from '../db/sessions.ts';
 import { createShareRepo } from '../db/shares.ts';
 import { checkUrl, createResolver, DnsError } from '../ingest/dns.ts';
 import { createAccessService } from './access.ts';
+import { createAnswerService } from './answer.ts';
 import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
 import { createDocumentService } from './documents.ts';
+import { createEvalService } from './evals.ts';
 import { createIngestService } from './ingest.ts';
 import { createQueryService } from './query.ts';
 import { createSharingService } from './sharing.ts';
@@ -26,6 +30,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const documents = createDocumentRepo(sql);
   const access = createAccessService(collections);
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
+  const query = createQueryService({ access, vectors: adapters.vectors, models: adapters.models, store: adapters.store });
   return {
     access,
     collections: createCollectionService({ collections, access }),
@@ -44,9 +49,19 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
           throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
         }),
     }),
-    query: createQueryService({ access, vectors: adapters.vectors, models: adapters.models, store: adapters.store }),
+    query,
+    answer: createAnswerService({
+      access,
+      query,
+      sessions,
+      exchanges: createExchangeRepo(sql),
+      models: adapters.models,
+      queue: adapters.queue,
+      scoringUrl: config.SCORING_WORKER_URL ?? null,
+    }),
     sharing: createSharingService({ access, collections, shares, members }),
     chat: createChatService({ access, sessions, members }),
+    evals: createEvalService({ access, evaluations: createEvaluationRepo(sql) }),
   };
 }
 

@@ -37,6 +37,7 @@ describe('public routes', () => {
         'GET /ingest/documents',
         'DELETE /ingest/documents/{document_id}',
         'POST /query/search',
+        'POST /query',
         'POST /collections/{id}/shares',
         'GET /collections/{id}/shares',
         'DELETE /collections/{id}/shares/{share_id}',
@@ -49,6 +50,8 @@ describe('public routes', () => {
         'DELETE /chat/{collection_id}/sessions/{session_id}',
         'GET /chat/{collection_id}/members',
         'POST /chat/{collection_id}/sessions/{session_id}/share',
+        'GET /evals/{collection_id}',
+        'GET /evals/{collection_id}/stats',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;

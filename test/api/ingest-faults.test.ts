@@ -13,6 +13,7 @@ import {
   vectorIndex,
   waitForJob,
 } from '../support/ingest.ts';
+import { askQuestion } from '../support/sse.ts';
 
 // Outages are injected into the shared devstack, so these run in the project whose
 // other files never ingest (see test/vitest.config.ts).
@@ -210,5 +211,22 @@ describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliver
       chunks_total: job.chunks_total,
       updated_at: (job as any).updated_at,
     });
+  });
+});
+
+describe.skipIf(skipRealPostgres)('a generation failure after the stream began', () => {
+  it('ends the stream with an error event carrying no upstream text', async () => {
+    const text = new TextEncoder().encode('The barrage at La Rance has produced tidal power since 1966.\n');
+    const job = await ingestFile(cast.owner.token, 'rance.txt', collectionId, text);
+    expect(job.status).toBe('succeeded');
+    await injectFault('models', { status: 500, match: '/chat/completions' });
+    const { status, events } = await askQuestion(cast.owner.token, {
+      question: 'When did La Rance start?',
+      collection_id: collectionId,
+    });
+    expect(status).toBe(200);
+    expect(events.map((e) => e.event)).toEqual(['metadata', 'error']);
+    expect(events[0]?.data.sources.length).toBeGreaterThan(0);
+    expect(events[1]?.data).toEqual({ message: 'Generation failed' });
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
 import { freePort } from '../../devstack/ports.ts';
-import { apiWorkerVars, ingestWorkerVars, startDevstack } from '../../devstack/stack.ts';
+import { apiWorkerVars, ingestWorkerVars, scoringWorkerVars, startDevstack } from '../../devstack/stack.ts';
 import { startWorker } from '../../devstack/worker.ts';
 import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';
@@ -23,6 +23,7 @@ declare module 'vitest' {
       privateJwk: string;
       persistDir: string;
       ingestUrl: string;
+      scoringUrl: string;
       storageBucket: string;
       vectorUrl: string;
       vectorToken: string;
@@ -91,16 +92,18 @@ export default async function setup(project: TestProject) {
       quiet: true,
       logFile: log,
     });
-  const apiVars = apiWorkerVars(stack, ingestUrl);
+  const scoringUrl = `http://127.0.0.1:${await freePort()}`;
+  const apiVars = apiWorkerVars(stack, ingestUrl, scoringUrl);
   const workers = await Promise.all([
     start('workers/ingest/wrangler.toml', ingestUrl, ingestWorkerVars(stack, ingestUrl), process.env.TEST_INGEST_LOG),
+    start('workers/scoring/wrangler.toml', scoringUrl, scoringWorkerVars(stack, ingestUrl, scoringUrl)),
     freePort().then((port) => start('wrangler.toml', `http://127.0.0.1:${port}`, apiVars, process.env.TEST_WORKER_LOG)),
   ]).catch(async (error) => {
     await cleanup(cleanups);
     throw error;
   });
   for (const worker of workers) cleanups.unshift(() => worker.stop());
-  const api = workers[1] as (typeof workers)[number];
+  const api = workers[2] as (typeof workers)[number];
 
   project.provide('stack', {
     engine: stack.databaseEngine,
@@ -114,6 +117,7 @@ export default async function setup(project: TestProject) {
     privateJwk,
     persistDir: dataDir,
     ingestUrl,
+    scoringUrl,
     storageBucket: stack.storageBucket,
     vectorUrl: stack.vectorUrl,
     vectorToken: stack.keys.services.vectorToken,

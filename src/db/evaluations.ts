@@ -1,0 +1,131 @@
+import type { Sql } from './client.ts';
+
+/** The stats read at most this many of a collection's most recent evaluations. */
+export const STATS_WINDOW = 500;
+/** How many of the lowest-scored evaluations the stats name. */
+export const WORST_QUERIES = 5;
+
+export interface EvaluationRow {
+  id: string;
+  question: string;
+  answer: string;
+  faithfulness_score: number | null;
+  context_relevance_score: number | null;
+  total_latency_ms: number;
+  embedding_latency_ms: number;
+  retrieval_latency_ms: number;
+  generation_latency_ms: number | null;
+  time_to_first_token_ms: number | null;
+  engine: string;
+  retrieval_strategy: string;
+  top_k: number;
+  scorer: string | null;
+  scorer_error: string | null;
+  created_at: string;
+}
+
+export interface TrendPoint {
+  date: string;
+  avg_faithfulness: number | null;
+  avg_context_relevance: number | null;
+  count: number;
+}
+
+export interface WorstQuery {
+  id: string;
+  question: string;
+  faithfulness_score: number;
+  context_relevance_score: number;
+  total_latency_ms: number;
+  engine: string;
+  created_at: string;
+}
+
+export interface EvaluationStats {
+  total_queries: number;
+  scored_queries: number;
+  avg_faithfulness: number | null;
+  avg_context_relevance: number | null;
+  avg_total_latency_ms: number | null;
+  avg_retrieval_latency_ms: number | null;
+  avg_generation_latency_ms: number | null;
+  trend: TrendPoint[];
+  worst_queries: WorstQuery[];
+}
+
+export function createEvaluationRepo(sql: Sql) {
+  return {
+    /** Newest first; ties on created_at broken by id so that pages never overlap. */
+    list(collectionId: string, page: { limit: number; offset: number }): Promise<EvaluationRow[]> {
+      return sql<EvaluationRow[]>`
+        select id, question, answer, faithfulness_score, context_relevance_score,
+               total_latency_ms, embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
+               time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer, scorer_error, created_at
+          from evaluations
+         where collection_id = ${collectionId}
+         order by created_at desc, id desc
+         limit ${page.limit} offset ${page.offset}`;
+    },
+
+    /**
+     * One statement over the window, so every figure describes the same rows. Averages are
+     * cast to float8 because postgres.js hands numeric over as strings. Rows built with
+     * json_agg format their timestamps here, the way the data layer formats every other
+     * timestamp (ISO 8601, UTC, milliseconds), rather than in the session's time zone.
+     */
+    async stats(collectionId: string): Promise<EvaluationStats> {
+      const [row] = await sql<EvaluationStats[]>`
+        with recent as (
+          select id, question, faithfulness_score, context_relevance_score, total_latency_ms,
+                 retrieval_latency_ms, generation_latency_ms, engine, created_at,
+                 (faithfulness_score is not null and context_relevance_score is not null) as scored
+            from evaluations
+           where collection_id = ${collectionId}
+           order by created_at desc, id desc
+           limit ${STATS_WINDOW}
+        ),
+        days as (
+          select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
+                 avg(faithfulness_score) filter (where scored)::float8 as avg_faithfulness,
+                 avg(context_relevance_score) filter (where scored)::float8 as avg_context_relevance,
+                 count(*)::int as count
+            from recent
+           group by 1
+        ),
+        worst as (
+          select id, question, faithfulness_score, context_relevance_score, total_latency_ms, engine,
+                 to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+                 row_number() over (
+                   order by least(faithfulness_score, context_relevance_score),
+                            faithfulness_score + context_relevance_score,
+                            created_at desc, id desc
+                 ) as rank
+            from recent
+           where scored
+           order by rank
+           limit ${WORST_QUERIES}
+        )
+        select count(*)::int as total_queries,
+               (count(*) filter (where scored))::int as scored_queries,
+               (avg(faithfulness_score) filter (where scored))::float8 as avg_faithfulness,
+               (avg(context_relevance_score) filter (where scored))::float8 as avg_context_relevance,
+               avg(total_latency_ms)::float8 as avg_total_latency_ms,
+               avg(retrieval_latency_ms)::float8 as avg_retrieval_latency_ms,
+               avg(generation_latency_ms)::float8 as avg_generation_latency_ms,
+               coalesce((select json_agg(json_build_object(
+                          'date', date, 'avg_faithfulness', avg_faithfulness,
+                          'avg_context_relevance', avg_context_relevance, 'count', count) order by date)
+                           from days), '[]'::json) as trend,
+               coalesce((select json_agg(json_build_object(
+                          'id', id, 'question', question, 'faithfulness_score', faithfulness_score,
+                          'context_relevance_score', context_relevance_score, 'total_latency_ms', total_latency_ms,
+                          'engine', engine, 'created_at', created_at) order by rank)
+                           from worst), '[]'::json) as worst_queries
+          from recent`;
+      if (!row) throw new Error('The stats query returned no row');
+      return row;
+    },
+  };
+}
+
+export type EvaluationRepo = ReturnType<typeof createEvaluationRepo>;

@@ -1,0 +1,70 @@
+import type { Sql } from './client.ts';
+
+export interface Exchange {
+  collectionId: string | null;
+  userId: string;
+  sessionId: string | null;
+  question: string;
+  answer: string;
+  sources: unknown[];
+  totalLatencyMs: number;
+  embeddingLatencyMs: number;
+  retrievalLatencyMs: number;
+  generationLatencyMs: number | null;
+  timeToFirstTokenMs: number | null;
+  engine: string;
+  retrievalStrategy: string;
+  topK: number;
+}
+
+/** Session titles are at most 100 characters; a long first question is cut at a word. */
+const TITLE_LENGTH = 100;
+
+export function createExchangeRepo(sql: Sql) {
+  return {
+    /**
+     * The question and answer in their session (when there is one, which also moves its
+     * updated_at and names an untitled session after the question) and the evaluation
+     * record, in one transaction. Returns the evaluation's id.
+     */
+    record(exchange: Exchange): Promise<string> {
+      return sql.begin(async (tx) => {
+        let sessionId: string | null = null;
+        if (exchange.sessionId) {
+          const [session] = await tx`
+            update chat_sessions
+               set updated_at = now(), title = coalesce(title, ${titleFrom(exchange.question)})
+             where id = ${exchange.sessionId} and user_id = ${exchange.userId}
+            returning id`;
+          // The session may have been deleted while the answer streamed: the record still stands.
+          if (session) {
+            sessionId = exchange.sessionId;
+            await tx`insert into chat_messages (session_id, role, content, sources)
+                     values (${exchange.sessionId}, 'user', ${exchange.question}, '[]'::jsonb),
+                            (${exchange.sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)})`;
+          }
+        }
+        const [row] = await tx<{ id: string }[]>`
+          insert into evaluations (collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
+                                   embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
+                                   time_to_first_token_ms, engine, retrieval_strategy, top_k)
+          values (${exchange.collectionId}, ${exchange.userId}, ${sessionId}, ${exchange.question}, ${exchange.answer},
+                  ${tx.json(exchange.sources as never)}, ${exchange.totalLatencyMs}, ${exchange.embeddingLatencyMs},
+                  ${exchange.retrievalLatencyMs}, ${exchange.generationLatencyMs}, ${exchange.timeToFirstTokenMs},
+                  ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK})
+          returning id`;
+        return (row as { id: string }).id;
+      });
+    },
+  };
+}
+
+function titleFrom(question: string): string {
+  const flat = question.replace(/\s+/g, ' ').trim();
+  if (flat.length <= TITLE_LENGTH) return flat;
+  const cut = flat.slice(0, TITLE_LENGTH - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+export type ExchangeRepo = ReturnType<typeof createExchangeRepo>;

@@ -1,0 +1,96 @@
+import { z } from '@hono/zod-openapi';
+import { Id, Timestamp } from './common.ts';
+
+const Score = z.number().min(0).max(1);
+const Millis = z.number().int();
+const MeanMillis = z.number().nullable().openapi({ description: 'Milliseconds; null when the window has no rows' });
+
+export const EvalListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ param: { name: 'limit', in: 'query' }, description: 'Page size, 1–200', example: 50 }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    // Spelled out: the generator otherwise describes this coerced number as nullable.
+    .openapi({
+      param: { name: 'offset', in: 'query' },
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description: 'Records to skip, ≥ 0',
+      example: 0,
+    }),
+});
+
+export const EvaluationSchema = z
+  .object({
+    id: Id,
+    question: z.string(),
+    answer: z.string().openapi({ description: 'The answer as streamed; partial when generation failed mid-stream' }),
+    faithfulness_score: Score.nullable().openapi({
+      description: 'Share of the answer supported by its sources, 0–1; null until scored, or when scoring failed',
+    }),
+    context_relevance_score: Score.nullable().openapi({
+      description: 'How relevant the retrieved sources were to the question, 0–1; null until scored, or when scoring failed',
+    }),
+    total_latency_ms: Millis,
+    embedding_latency_ms: Millis.openapi({ description: 'Embedding the question; 0 when retrieval was sparse only' }),
+    retrieval_latency_ms: Millis,
+    generation_latency_ms: Millis.nullable().openapi({ description: 'Null when generation failed' }),
+    time_to_first_token_ms: Millis.nullable().openapi({ description: 'Null when no token was generated' }),
+    engine: z.string().openapi({ description: 'The answer engine: provider and model', example: 'openai:gpt-4o-mini' }),
+    retrieval_strategy: z.string().openapi({ example: 'similarity' }),
+    top_k: z.number().int(),
+    scorer: z.string().nullable().openapi({ description: 'Which scorer filled the scores in; null until scored' }),
+    scorer_error: z.string().nullable().openapi({ description: 'Why the scores could not be computed; null otherwise' }),
+    created_at: Timestamp,
+  })
+  .openapi('Evaluation');
+
+export const TrendPointSchema = z
+  .object({
+    date: z.string().openapi({ format: 'date', description: 'A UTC day', example: '2026-11-21' }),
+    avg_faithfulness: Score.nullable().openapi({ description: 'Over the day’s scored queries; null when none was scored' }),
+    avg_context_relevance: Score.nullable().openapi({ description: 'Over the day’s scored queries; null when none was scored' }),
+    count: z.number().int().openapi({ description: 'Every query of the day in the window, scored or not' }),
+  })
+  .openapi('EvaluationTrendPoint');
+
+export const WorstQuerySchema = z
+  .object({
+    id: Id,
+    question: z.string(),
+    faithfulness_score: Score,
+    context_relevance_score: Score,
+    total_latency_ms: Millis,
+    engine: z.string(),
+    created_at: Timestamp,
+  })
+  .openapi('EvaluationWorstQuery');
+
+export const EvaluationStatsSchema = z
+  .object({
+    total_queries: z.number().int().openapi({ description: 'Rows in the window (at most 500)' }),
+    scored_queries: z.number().int().openapi({ description: 'Rows in the window with both scores' }),
+    avg_faithfulness: Score.nullable().openapi({ description: 'Over the scored rows; null when there are none' }),
+    avg_context_relevance: Score.nullable().openapi({ description: 'Over the scored rows; null when there are none' }),
+    avg_total_latency_ms: MeanMillis,
+    avg_retrieval_latency_ms: MeanMillis,
+    avg_generation_latency_ms: MeanMillis.openapi({
+      description: 'Milliseconds, over the rows whose generation finished; null when there are none',
+    }),
+    trend: z.array(TrendPointSchema).openapi({ description: 'One point per UTC day with queries in the window, oldest first' }),
+    worst_queries: z.array(WorstQuerySchema).openapi({
+      description:
+        'Up to 5 scored rows, worst first: lowest of the two scores, then lowest sum of both, then newest. ' +
+        'A query is as bad as its weaker score: a faithful answer from irrelevant sources is still a bad answer.',
+    }),
+  })
+  .openapi('EvaluationStats');

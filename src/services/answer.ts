@@ -1,0 +1,91 @@
+import type { Models } from '../adapters/models.ts';
+import type { Queue } from '../adapters/queue.ts';
+import type { Caller } from '../auth/caller.ts';
+import { isUuid } from '../db/client.ts';
+import type { ExchangeRepo } from '../db/exchanges.ts';
+import type { SessionRepo } from '../db/sessions.ts';
+import { notFound } from '../errors.ts';
+import { scoreMessage } from '../evals/messages.ts';
+import { buildAnswerPrompt } from '../query/prompt.ts';
+import type { AccessService } from './access.ts';
+import type { QueryService, Retrieval } from './query.ts';
+
+export interface AnswerInput {
+  question: string;
+  collectionId?: string;
+  sessionId?: string;
+  topK: number;
+}
+
+export interface AnswerOutcome {
+  answer: string;
+  generationMs: number;
+  timeToFirstTokenMs: number | null;
+  failed: boolean;
+}
+
+/**
+ * A question answered in two halves: everything that can refuse the request (access,
+ * session, retrieval) runs before the stream starts; the stream then carries the
+ * answer, and `record` persists the exchange and queues its scoring.
+ */
+export function createAnswerService(deps: {
+  access: AccessService;
+  query: QueryService;
+  sessions: SessionRepo;
+  exchanges: ExchangeRepo;
+  models: Models;
+  queue: Queue | null;
+  scoringUrl: string | null;
+}) {
+  const { query, sessions, exchanges, models } = deps;
+
+  return {
+    async prepare(caller: Caller, input: AnswerInput): Promise<Retrieval & { prompt: ReturnType<typeof buildAnswerPrompt> }> {
+      if (input.sessionId) {
+        // The collection's own rules first, so a stranger gets 403 whatever the session id.
+        if (input.collectionId) await deps.access.requireParticipant(caller, input.collectionId);
+        const owned =
+          input.collectionId && isUuid(input.sessionId)
+            ? await sessions.findOwned(input.collectionId, input.sessionId, caller.id)
+            : undefined;
+        if (!owned) throw notFound('Session');
+      }
+      const retrieval = await query.retrieve(caller, input);
+      const prompt = buildAnswerPrompt(
+        input.question,
+        retrieval.sources.map((s) => ({ text: s.text, source: s.source })),
+      );
+      return { ...retrieval, prompt };
+    },
+
+    engine: models.engine,
+
+    /** Streams the answer's text; stops when the client goes away. */
+    generate: (prompt: { system: string; prompt: string }, abortSignal: AbortSignal) =>
+      models.streamAnswer({ ...prompt, abortSignal }),
+
+    async record(caller: Caller, input: AnswerInput, retrieval: Retrieval, outcome: AnswerOutcome, startedAt: number) {
+      const evaluationId = await exchanges.record({
+        collectionId: input.collectionId ?? null,
+        userId: caller.id,
+        sessionId: input.sessionId ?? null,
+        question: input.question,
+        answer: outcome.answer,
+        sources: retrieval.sources,
+        totalLatencyMs: Math.round(performance.now() - startedAt),
+        embeddingLatencyMs: retrieval.embedding_latency_ms,
+        retrievalLatencyMs: retrieval.retrieval_latency_ms,
+        generationLatencyMs: Math.round(outcome.generationMs),
+        timeToFirstTokenMs: outcome.timeToFirstTokenMs === null ? null : Math.round(outcome.timeToFirstTokenMs),
+        engine: models.engine,
+        retrievalStrategy: retrieval.strategy,
+        topK: retrieval.top_k,
+      });
+      if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
+      return evaluationId;
+    },
+  };
+}
+
+export type AnswerService = ReturnType<typeof createAnswerService>;

@@ -1,0 +1,52 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { stack } from './client.ts';
+
+export interface StreamEvent {
+  event: string;
+  data: any;
+  /** Milliseconds since the request was sent. */
+  at: number;
+}
+
+/**
+ * POST /query/ read as a client would: the body parsed by a real SSE parser. Stops
+ * reading (and so disconnects) when `stopAfter` returns true for an event.
+ */
+export async function askQuestion(
+  token: string,
+  body: Record<string, unknown>,
+  options: { stopAfter?: (event: StreamEvent) => boolean } = {},
+): Promise<{ status: number; contentType: string | null; events: StreamEvent[]; json?: any }> {
+  const started = performance.now();
+  const controller = new AbortController();
+  const response = await fetch(`${stack.apiUrl}/query/`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  const contentType = response.headers.get('content-type');
+  if (!contentType?.startsWith('text/event-stream')) {
+    return { status: response.status, contentType, events: [], json: await response.json() };
+  }
+  const events: StreamEvent[] = [];
+  const reader = (response.body as ReadableStream<Uint8Array>)
+    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
+    .pipeThrough(new EventSourceParserStream())
+    .getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const event = { event: value.event ?? 'message', data: JSON.parse(value.data), at: performance.now() - started };
+      events.push(event);
+      if (options.stopAfter?.(event)) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+  }
+  return { status: response.status, contentType, events };
+}

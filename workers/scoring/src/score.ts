@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { ScoreInput } from '../../../src/evals/scorer.ts';
+import type { EvaluationsDb, StoredEvaluation } from './evaluations-db.ts';
+import type { Scorer } from './scorer.ts';
+
+export interface ScoringDeps {
+  db: EvaluationsDb;
+  scorer: Scorer;
+}
+
+/** Which delivery this is: on the final one a scorer failure is recorded instead of retried. */
+export interface Attempt {
+  /** Attempts so far, this one included. */
+  number: number;
+  final: boolean;
+}
+
+export type Outcome = 'scored' | 'skipped' | 'failed';
+
+// Source objects carry more (source, chunk_index, score, …); only the text is scored.
+const ScoreRow = z.object({
+  question: z.string(),
+  answer: z.string(),
+  sources: z.array(z.looseObject({ text: z.string() })),
+});
+
+const MALFORMED = 'The evaluation record could not be scored: its question, answer or sources are malformed';
+
+/** The message users see; the cause stays in the log. */
+export function failedAfter(attempts?: number): string {
+  if (!attempts || attempts < 1) return 'Scoring failed after repeated attempts';
+  return `Scoring failed after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`;
+}
+
+/**
+ * Scores one evaluation record and stores the result. Returning means "done, do not retry";
+ * throwing makes QStash retry. A record that is gone or already scored is left alone, so
+ * duplicate deliveries change nothing.
+ */
+export async function scoreEvaluation(deps: ScoringDeps, id: string, attempt: Attempt): Promise<Outcome> {
+  const row = await deps.db.load(id);
+  if (!row || row.scored_at !== null) return 'skipped';
+  const input = scoreInput(row);
+  // No retry can repair the stored data.
+  if (!input) return (await deps.db.saveError(id, deps.scorer.name, MALFORMED)) ? 'failed' : 'skipped';
+
+  let scores: Awaited<ReturnType<Scorer['score']>>;
+  try {
+    scores = await deps.scorer.score(input);
+  } catch (error) {
+    if (!attempt.final) throw error;
+    // The upstream's own words stay in the log: they may quote the prompt or name internal hosts.
+    console.error(`scoring ${id} failed on its last attempt:`, error);
+    return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempt.number))) ? 'failed' : 'skipped';
+  }
+  return (await deps.db.saveScores(id, scores, deps.scorer.name)) ? 'scored' : 'skipped';
+}
+
+/** QStash's failure callback: every attempt failed (the last one could not even record it), so mark the record now. */
+export async function recordFailedScoring(deps: ScoringDeps, id: string, attempts?: number): Promise<Outcome> {
+  return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempts))) ? 'failed' : 'skipped';
+}
+
+function scoreInput(row: StoredEvaluation): ScoreInput | undefined {
+  const parsed = ScoreRow.safeParse(row);
+  return parsed.success ? parsed.data : undefined;
+}
