@@ -52,6 +52,15 @@ const ENDPOINTS: Endpoint[] = [
     expect: participants,
   },
   {
+    name: 'ask',
+    method: 'POST',
+    path: () => '/query/',
+    body: (fx) => ({ question: 'anything at all', collection_id: fx.collectionId }),
+    expect: participants,
+  },
+  { name: 'list evaluations', method: 'GET', path: (fx) => `/evals/${fx.collectionId}`, expect: participants },
+  { name: 'evaluation stats', method: 'GET', path: (fx) => `/evals/${fx.collectionId}/stats`, expect: participants },
+  {
     name: 'create share',
     method: 'POST',
     path: (fx) => `/collections/${fx.collectionId}/shares`,
