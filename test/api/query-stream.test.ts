@@ -81,6 +81,27 @@ describe('POST /query/', () => {
     expect(evaluation?.engine).toContain('devstack-extractive');
   });
 
+  it('scores every answer in the background, visible through the evaluation endpoints', async () => {
+    await askQuestion(cast.memberQuery.token, { question: 'What is a tidal stream generator?', collection_id: fx.collectionId });
+    const listed = await eventually(
+      () => api('GET', `/evals/${fx.collectionId}?limit=200`, { token: cast.memberQuery.token }),
+      (r) => r.body.some((e: any) => e.question === 'What is a tidal stream generator?' && e.faithfulness_score !== null),
+      20_000,
+    );
+    const record = listed.body.find((e: any) => e.question === 'What is a tidal stream generator?');
+    expect(record).toMatchObject({
+      scorer: expect.stringContaining('lexical'),
+      scorer_error: null,
+      retrieval_strategy: 'similarity',
+    });
+    // The extractive engine quotes its sources, so the lexical scorer finds it faithful.
+    expect(record.faithfulness_score).toBeGreaterThanOrEqual(0.9);
+    expect(record.context_relevance_score).toBeGreaterThan(0);
+    expect(record.context_relevance_score).toBeLessThanOrEqual(1);
+    const stats = await api('GET', `/evals/${fx.collectionId}/stats`, { token: cast.owner.token });
+    expect(stats.body.scored_queries).toBeGreaterThanOrEqual(1);
+  });
+
   it('says so when the documents do not contain the answer', async () => {
     const { events } = await askQuestion(cast.memberQuery.token, {
       question: 'What is the boiling point of tungsten?',
