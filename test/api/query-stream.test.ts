@@ -102,6 +102,42 @@ describe('POST /query/', () => {
     expect(stats.body.scored_queries).toBeGreaterThanOrEqual(1);
   });
 
+  it('sharing a session copies its real messages with their sources; removing a member deletes theirs', async () => {
+    await askQuestion(cast.memberIngest.token, {
+      question: 'Why are tides attractive to grid operators?',
+      collection_id: fx.collectionId,
+      session_id: fx.sessions.memberIngest,
+    });
+    const original = await eventually(
+      () => api('GET', `/chat/${fx.collectionId}/sessions/${fx.sessions.memberIngest}`, { token: cast.memberIngest.token }),
+      (r) => r.body.length >= 2,
+    );
+    expect(original.body.at(-1).sources.length).toBeGreaterThan(0);
+    const shared = await api('POST', `/chat/${fx.collectionId}/sessions/${fx.sessions.memberIngest}/share`, {
+      token: cast.memberIngest.token,
+      body: { target_user_id: cast.memberQuery.id },
+    });
+    expect(shared.status).toBe(200);
+    const copy = await api('GET', `/chat/${fx.collectionId}/sessions/${shared.body.new_session_id}`, {
+      token: cast.memberQuery.token,
+    });
+    const strip = (messages: any[]) => messages.map(({ role, content, sources }) => ({ role, content, sources }));
+    expect(strip(copy.body)).toEqual(strip(original.body));
+
+    const removed = await api('DELETE', `/collections/${fx.collectionId}/members/${cast.memberIngest.id}`, {
+      token: cast.owner.token,
+    });
+    expect(removed.status).toBe(200);
+    const [{ count } = { count: -1 }] = await db()<{ count: number }[]>`
+      select count(*)::int as count from chat_sessions where user_id = ${cast.memberIngest.id} and collection_id = ${fx.collectionId}`;
+    expect(count).toBe(0);
+    // The copy belongs to the member it was shared with, and stays.
+    expect(
+      (await api('GET', `/chat/${fx.collectionId}/sessions/${shared.body.new_session_id}`, { token: cast.memberQuery.token }))
+        .status,
+    ).toBe(200);
+  });
+
   it('says so when the documents do not contain the answer', async () => {
     const { events } = await askQuestion(cast.memberQuery.token, {
       question: 'What is the boiling point of tungsten?',
@@ -146,21 +182,21 @@ describe('POST /query/', () => {
   });
 
   it('a client that disconnects stops generation, and what was produced is recorded', async () => {
-    const before = (await evaluationsOf(cast.memberIngest.id)).length;
+    const before = (await evaluationsOf(cast.memberQuery.id)).length;
     const { events } = await askQuestion(
-      cast.memberIngest.token,
+      cast.memberQuery.token,
       { question: 'How do tidal stream generators compare with wind turbines?', collection_id: fx.collectionId, top_k: 3 },
       { stopAfter: (e) => e.event === 'token' },
     );
     expect(events.map((e) => e.event)).toEqual(['metadata', 'token']);
     const after = await eventually(
-      () => evaluationsOf(cast.memberIngest.id),
+      () => evaluationsOf(cast.memberQuery.id),
       (rows) => rows.length > before,
     );
     const recorded = after.at(-1);
     expect(recorded?.top_k).toBe(3);
     // Cut short: the record holds a prefix of what a full answer would have been.
-    const full = await askQuestion(cast.memberIngest.token, {
+    const full = await askQuestion(cast.memberQuery.token, {
       question: 'How do tidal stream generators compare with wind turbines?',
       collection_id: fx.collectionId,
       top_k: 3,
