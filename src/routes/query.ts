@@ -78,42 +78,13 @@ export function registerQueryRoutes(app: App) {
         if (gone.signal.aborted) return;
         await Promise.race([stream.writeSSE({ event, data: JSON.stringify(data) }).catch(() => gone.abort()), left]);
       };
-      const { prompt, ...retrieval } = prepared;
-      await send('metadata', {
-        sources: retrieval.sources,
-        embedding_latency_ms: retrieval.embedding_latency_ms,
-        retrieval_latency_ms: retrieval.retrieval_latency_ms,
-      });
-      const generationStarted = performance.now();
-      let text = '';
-      let firstToken: number | null = null;
-      let failed = false;
-      try {
-        for await (const delta of answer.generate(prompt, gone.signal)) {
-          firstToken ??= performance.now() - generationStarted;
-          text += delta;
-          await send('token', { token: delta });
-          if (gone.signal.aborted) break;
-        }
-      } catch (error) {
-        failed = !gone.signal.aborted;
-        if (failed) {
-          console.error(`[${c.var.requestId}] generation failed:`, error);
-          await send('error', { message: 'Generation failed' });
-        }
-      }
-      const generationMs = performance.now() - generationStarted;
-      if (!failed) {
-        await send('done', {
-          generation_latency_ms: Math.round(generationMs),
-          time_to_first_token_ms: Math.round(firstToken ?? generationMs),
-        });
-      }
+      const outcome = await answer.stream(prepared, send, gone.signal, (error) =>
+        console.error(`[${c.var.requestId}] generation failed:`, error),
+      );
       // Recorded whatever happened, after the stream: a client that left still gets its history.
-      const outcome = { answer: text, generationMs, timeToFirstTokenMs: firstToken, failed };
       c.var.background(
         answer
-          .record(c.var.caller, input, retrieval, outcome, startedAt)
+          .record(c.var.caller, input, prepared, outcome, startedAt)
           .catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
       );
     }

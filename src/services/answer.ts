@@ -17,6 +17,8 @@ export interface AnswerInput {
   topK: number;
 }
 
+export type Prepared = Retrieval & { prompt: ReturnType<typeof buildAnswerPrompt> };
+
 export interface AnswerOutcome {
   answer: string;
   generationMs: number;
@@ -41,7 +43,7 @@ export function createAnswerService(deps: {
   const { query, sessions, exchanges, models } = deps;
 
   return {
-    async prepare(caller: Caller, input: AnswerInput): Promise<Retrieval & { prompt: ReturnType<typeof buildAnswerPrompt> }> {
+    async prepare(caller: Caller, input: AnswerInput): Promise<Prepared> {
       if (input.sessionId) {
         // The collection's own rules first, so a stranger gets 403 whatever the session id.
         if (input.collectionId) await deps.access.requireParticipant(caller, input.collectionId);
@@ -59,11 +61,50 @@ export function createAnswerService(deps: {
       return { ...retrieval, prompt };
     },
 
-    engine: models.engine,
-
-    /** Streams the answer's text; stops when the client goes away. */
-    generate: (prompt: { system: string; prompt: string }, abortSignal: AbortSignal) =>
-      models.streamAnswer({ ...prompt, abortSignal }),
+    /**
+     * The events of the contract through `send`: metadata, a token per text delta, then done,
+     * or error if generation fails after the stream began. Stops when `abortSignal` fires
+     * (the client left) and returns what was produced either way.
+     */
+    async stream(
+      prepared: Prepared,
+      send: (event: 'metadata' | 'token' | 'done' | 'error', data: unknown) => Promise<void>,
+      abortSignal: AbortSignal,
+      onFailure: (error: unknown) => void,
+    ): Promise<AnswerOutcome> {
+      await send('metadata', {
+        sources: prepared.sources,
+        embedding_latency_ms: prepared.embedding_latency_ms,
+        retrieval_latency_ms: prepared.retrieval_latency_ms,
+      });
+      const started = performance.now();
+      let answer = '';
+      let firstToken: number | null = null;
+      let failed = false;
+      try {
+        for await (const delta of models.streamAnswer({ ...prepared.prompt, abortSignal })) {
+          firstToken ??= performance.now() - started;
+          answer += delta;
+          await send('token', { token: delta });
+          if (abortSignal.aborted) break;
+        }
+      } catch (error) {
+        failed = !abortSignal.aborted;
+        if (failed) {
+          onFailure(error);
+          // Never the upstream's words: the contract's message only.
+          await send('error', { message: 'Generation failed' });
+        }
+      }
+      const generationMs = performance.now() - started;
+      if (!failed) {
+        await send('done', {
+          generation_latency_ms: Math.round(generationMs),
+          time_to_first_token_ms: Math.round(firstToken ?? generationMs),
+        });
+      }
+      return { answer, generationMs, timeToFirstTokenMs: firstToken, failed };
+    },
 
     async record(caller: Caller, input: AnswerInput, retrieval: Retrieval, outcome: AnswerOutcome, startedAt: number) {
       const evaluationId = await exchanges.record({
