@@ -30,7 +30,8 @@ Then \`text/event-stream\`:
 
 1. \`event: metadata\` — \`{sources, embedding_latency_ms, retrieval_latency_ms}\`, before any token;
 2. \`event: token\` — \`{token}\`, one per text delta of the model;
-3. \`event: done\` — \`{generation_latency_ms, time_to_first_token_ms}\`;
+3. \`event: done\` — \`{generation_latency_ms, time_to_first_token_ms}\`, both timed from the start of
+   generation (just before the model is called, after \`metadata\`), so they leave out auth and retrieval;
    or, if generation fails after the stream began, \`event: error\` — \`{"message": "Generation failed"}\`.
 
 The answer cites sources as \`[n]\`, the n-th entry of \`metadata.sources\`. A client that disconnects
