@@ -138,6 +138,22 @@ describe('POST /query/', () => {
     ).toBe(200);
   });
 
+  it('an untitled session takes the first question, shortened, as its title, and moves up the list', async () => {
+    const created = await api('POST', `/chat/${fx.collectionId}/sessions`, { token: cast.owner.token, body: {} });
+    expect(created.body.title).toBeNull();
+    const question = `How does a tidal barrage work, and ${'why it matters for the grid and the estuary '.repeat(4)}?`;
+    await askQuestion(cast.owner.token, { question, collection_id: fx.collectionId, session_id: created.body.id });
+    const sessions = await eventually(
+      () => api('GET', `/chat/${fx.collectionId}/sessions`, { token: cast.owner.token }),
+      (r) => r.body[0]?.title !== null && r.body[0]?.id === created.body.id,
+    );
+    const [first] = sessions.body;
+    expect(first.id).toBe(created.body.id);
+    expect(first.title.length).toBeLessThanOrEqual(100);
+    expect(first.title.startsWith('How does a tidal barrage work')).toBe(true);
+    expect(first.updated_at > created.body.updated_at).toBe(true);
+  });
+
   it('says so when the documents do not contain the answer', async () => {
     const { events } = await askQuestion(cast.memberQuery.token, {
       question: 'What is the boiling point of tungsten?',
