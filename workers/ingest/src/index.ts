@@ -1,4 +1,3 @@
-import { Receiver } from '@upstash/qstash';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { createModels } from '../../../src/adapters/models.ts';
@@ -10,6 +9,7 @@ import { AppError } from '../../../src/errors.ts';
 import { createResolver } from '../../../src/ingest/dns.ts';
 import { guardedFetch } from '../../../src/ingest/guarded-fetch.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '../../../src/ingest/messages.ts';
+import { decodeSourceBody, parseMessage, verifyDeliveries } from '../../../src/qstash/deliveries.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { MAX_SOURCE_BYTES } from './pipeline/source.ts';
@@ -30,26 +30,23 @@ const app = new Hono<WorkerEnv>();
 
 app.get('/health', (c) => c.json({ ok: true }));
 
-/** Every delivery must carry a valid QStash signature for this URL and this exact body. */
-app.use('*', async (c, next) => {
-  if (c.req.method !== 'POST') return next();
-  const config = loadIngestConfig(c.env);
-  const body = await c.req.text();
-  const receiver = new Receiver({
-    currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
-    nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
-  });
-  const signature = c.req.header('upstash-signature');
-  const url = `${config.INGEST_WORKER_URL.replace(/\/+$/, '')}${new URL(c.req.url).pathname}`;
-  const valid = signature ? await receiver.verify({ signature, body, url }).catch(() => false) : false;
-  if (!valid) return c.json({ detail: 'Invalid or missing QStash signature' }, 401);
-  c.set('config', config);
-  c.set('body', body);
-  return next();
-});
+app.use(
+  '*',
+  verifyDeliveries<WorkerEnv>(
+    (env) => {
+      const config = loadIngestConfig(env);
+      return {
+        workerUrl: config.INGEST_WORKER_URL,
+        currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
+        nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
+      };
+    },
+    (c) => c.set('config', loadIngestConfig(c.env)),
+  ),
+);
 
 app.post(STEP_PATH, async (c) => {
-  const message = parse(Message, c.var.body);
+  const message = parseMessage(Message, c.var.body);
   if (!message) return c.json({ detail: 'Not an ingest message' }, 400);
   const config = c.var.config;
   const retried = Number(c.req.header('upstash-retried') ?? 0);
@@ -58,8 +55,8 @@ app.post(STEP_PATH, async (c) => {
 });
 
 app.post(FAILURE_PATH, async (c) => {
-  const callback = parse(FailureCallback, c.var.body);
-  const message = callback && parse(Message, decodeBase64(callback.sourceBody));
+  const callback = parseMessage(FailureCallback, c.var.body);
+  const message = callback && parseMessage(Message, decodeSourceBody(callback.sourceBody));
   if (!message) return c.json({ detail: 'Not a failure callback for an ingest message' }, 400);
   await withDeps(c.var.config, c.executionCtx, (deps) => recordFailedStep(deps, message));
   return c.json({ ok: true });
@@ -103,23 +100,6 @@ async function withDeps<T>(
     });
   } finally {
     ctx.waitUntil(sql.end({ timeout: 5 }));
-  }
-}
-
-function parse<T>(schema: z.ZodType<T>, text: string): T | undefined {
-  try {
-    const result = schema.safeParse(JSON.parse(text));
-    return result.success ? result.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function decodeBase64(value: string): string {
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
-  } catch {
-    return '';
   }
 }
 
