@@ -12,7 +12,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getResolvedPDFJS } from 'unpdf';
-import { typeFromExtension } from '../src/ingest/sniff.ts';
+import { typeFromExtension } from '#core/documents/sniff.ts';
 import { chunkBlocks } from '../workers/ingest/src/chunking.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
 import { DEFAULT_PARSE_LIMITS } from '../workers/ingest/src/parsers/types.ts';

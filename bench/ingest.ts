@@ -18,7 +18,7 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getDocumentProxy } from 'unpdf';
-import { typeFromExtension } from '../src/ingest/sniff.ts';
+import { typeFromExtension } from '#core/documents/sniff.ts';
 import { chunkBlocks } from '../workers/ingest/src/chunking.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
 import type { ProbeResult } from './extract-probe.ts';

@@ -1,6 +1,12 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { HEADER_LIKE_LINE, NO_ANSWER, PASSAGE_HEADER, PASSAGES_HEADING, QUESTION_PREFIX } from '../../src/query/prompt.ts';
-import { tokenize } from '../../src/retrieval/sparse.ts';
+import { tokenize } from '#core/retrieval/sparse.ts';
+import {
+  HEADER_LIKE_LINE,
+  NO_ANSWER,
+  PASSAGE_HEADER,
+  PASSAGES_HEADING,
+  QUESTION_PREFIX,
+} from '../../src/api/services/answer-prompt.ts';
 import { splitSentences } from '../../workers/ingest/src/chunking.ts';
 import { truncateToTokens } from './chat-format.ts';
 import type { ChatMessage, TextEngine } from './chat-handler.ts';

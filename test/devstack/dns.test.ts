@@ -2,10 +2,10 @@ import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkUrl, createResolver, DnsError } from '#core/urls/dns.ts';
 import { createDohApp } from '../../devstack/dns/server.ts';
 import { DEFAULT_TEST_ZONE } from '../../devstack/dns/test-zone.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { checkUrl, createResolver, DnsError } from '../../src/ingest/dns.ts';
 
 let dohUrl: string;
 let deadDohUrl: string;

@@ -22,7 +22,7 @@ import {
   buildAnswerPrompt,
   NO_ANSWER,
   NO_PASSAGES_LINE,
-} from '../../src/query/prompt.ts';
+} from '../../src/api/services/answer-prompt.ts';
 
 const apiKey = 'sk-extractive-test-key';
 

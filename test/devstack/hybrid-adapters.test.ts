@@ -5,12 +5,12 @@ import { serve } from '@hono/node-server';
 import { FusionAlgorithm, Index, QueryMode, WeightingStrategy } from '@upstash/vector';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModels, type Models } from '#core/adapters/models.ts';
+import { createVectorStore, type VectorStore } from '#core/adapters/vectors.ts';
+import { encodeDocument, encodeQuery } from '#core/retrieval/sparse.ts';
 import { createModelServer, type ModelServer } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { createVectorServer, type VectorServer } from '../../devstack/vector/server.ts';
-import { createModels, type Models } from '../../src/adapters/models.ts';
-import { createVectorStore, type VectorStore } from '../../src/adapters/vectors.ts';
-import { encodeDocument, encodeQuery } from '../../src/retrieval/sparse.ts';
 import { TINY_DIMENSION, writeTinyEmbeddingModel } from './tiny-embedding-model.ts';
 
 // The ingest worker's dense path, which CI cannot reach end to end without a real model:

@@ -1,14 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DnsError } from '#core/urls/dns.ts';
+import { FetchFailed, FetchRefused, formatBytes, type GuardedFetchOptions, guardedFetch } from '#core/urls/guarded-fetch.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { DnsError } from '../../src/ingest/dns.ts';
-import {
-  FetchFailed,
-  FetchRefused,
-  formatBytes,
-  type GuardedFetchOptions,
-  guardedFetch,
-} from '../../src/ingest/guarded-fetch.ts';
 
 // Two loopback servers: `site` is trusted (as the devstack's test pages are), `other`
 // is not, so reaching it needs the policy to be bypassed.

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from '../../src/evals/scorer.ts';
-import { answerStatements, isRefusal, splitSentences } from '../../src/evals/statements.ts';
-import { tokenize } from '../../src/retrieval/sparse.ts';
+import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from '#core/evals/lexical-scorer.ts';
+import { answerStatements, isRefusal, splitSentences } from '#core/evals/statements.ts';
+import { tokenize } from '#core/retrieval/sparse.ts';
 
 const TOWER =
   "The Eiffel Tower was completed in 1889 as the entrance arch to the World's Fair. It is 330 metres tall and was " +

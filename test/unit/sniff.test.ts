@@ -1,6 +1,6 @@
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { CONTENT_TYPES, detectTextEncoding, detectUploadType, sniffType, typeFromExtension } from '../../src/ingest/sniff.ts';
+import { CONTENT_TYPES, detectTextEncoding, detectUploadType, sniffType, typeFromExtension } from '#core/documents/sniff.ts';
 import { fixture } from '../support/parsing.ts';
 
 const HEAD = 64 * 1024;

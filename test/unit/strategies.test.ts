@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeDocument } from '../../src/retrieval/sparse.ts';
+import { encodeDocument } from '#core/retrieval/sparse.ts';
 import {
   applyStrategy,
   type Candidate,
@@ -9,7 +9,7 @@ import {
   MAX_MMR_POOL,
   type QueryMode,
   type Strategy,
-} from '../../src/retrieval/strategies.ts';
+} from '../../src/api/services/retrieval-strategies.ts';
 
 // mulberry32: a tiny seeded generator, so every "random" pool is the same on every run.
 function seeded(seed: number): () => number {

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { overlap, startDbProxy, startModelProxy } from '../../bench/timing-proxies.ts';
-import { buildAnswerPrompt } from '../../src/query/prompt.ts';
+import { buildAnswerPrompt } from '../../src/api/services/answer-prompt.ts';
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

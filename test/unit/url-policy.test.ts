@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkUrl } from '../../src/ingest/dns.ts';
-import {
-  checkUrlSyntax,
-  isPublicAddress,
-  parseIPv4Host,
-  parseTrustedOrigins,
-  type UrlRefusal,
-} from '../../src/ingest/url-policy.ts';
+import { checkUrl } from '#core/urls/dns.ts';
+import { checkUrlSyntax, isPublicAddress, parseIPv4Host, parseTrustedOrigins, type UrlRefusal } from '#core/urls/url-policy.ts';
 
 type Case = [url: string, expected: 'ok' | UrlRefusal];
 

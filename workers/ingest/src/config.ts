@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSettings, SharedSettings } from '../../../src/config.ts';
+import { parseSettings, SharedSettings } from '#core/config.ts';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 

@@ -1,19 +1,19 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { createModels } from '../../../src/adapters/models.ts';
-import { createQueue } from '../../../src/adapters/queue.ts';
-import { createObjectStore } from '../../../src/adapters/storage.ts';
-import { createVectorStore } from '../../../src/adapters/vectors.ts';
-import { connect } from '../../../src/db/client.ts';
-import { AppError } from '../../../src/errors.ts';
-import { createResolver } from '../../../src/ingest/dns.ts';
-import { guardedFetch } from '../../../src/ingest/guarded-fetch.ts';
-import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '../../../src/ingest/messages.ts';
-import { decodeSourceBody, parseMessage, verifyDeliveries } from '../../../src/qstash/deliveries.ts';
+import { createModels } from '#core/adapters/models.ts';
+import { createQueue } from '#core/adapters/queue.ts';
+import { createObjectStore } from '#core/adapters/storage.ts';
+import { createVectorStore } from '#core/adapters/vectors.ts';
+import { connect } from '#core/db/client.ts';
+import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
+import { AppError } from '#core/errors.ts';
+import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '#core/messages/ingest.ts';
+import { decodeSourceBody, parseMessage, verifyDeliveries } from '#core/qstash/worker-shell.ts';
+import { createResolver } from '#core/urls/dns.ts';
+import { guardedFetch } from '#core/urls/guarded-fetch.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { MAX_SOURCE_BYTES } from './pipeline/source.ts';
-import { createPipelineDb } from './pipeline-db.ts';
 import { recordFailedStep, runStep } from './steps.ts';
 
 const Message = z.discriminatedUnion('step', [

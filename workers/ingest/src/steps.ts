@@ -1,10 +1,10 @@
-import type { IngestMessage } from '../../../src/ingest/messages.ts';
+import { TERMINAL } from '#core/db/ingest-pipeline.ts';
+import type { IngestMessage } from '#core/messages/ingest.ts';
 import { ParseError } from './parsers/types.ts';
 import type { Attempt, PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete } from './pipeline/finish.ts';
-import { TERMINAL } from './pipeline-db.ts';
 
 /**
  * Runs one delivered step. Returning means "done, do not retry"; throwing makes

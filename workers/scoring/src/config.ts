@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { parseSettings, SharedSettings } from '../../../src/config.ts';
-
-const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
+import { blankIsUnset, parseSettings, SharedSettings } from '#core/config.ts';
 
 /**
  * Every setting the scoring worker reads; .dev.vars.example documents each one. Of the shared

@@ -1,13 +1,13 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { connect } from '../../../src/db/client.ts';
-import { AppError } from '../../../src/errors.ts';
-import { SCORE_FAILURE_PATH, SCORE_PATH, SCORE_RETRIES, type ScoreMessage } from '../../../src/evals/messages.ts';
-import { decodeSourceBody, parseMessage, verifyDeliveries } from '../../../src/qstash/deliveries.ts';
+import { connect } from '#core/db/client.ts';
+import { createEvaluationsDb } from '#core/db/scoring.ts';
+import { AppError } from '#core/errors.ts';
+import { SCORE_FAILURE_PATH, SCORE_PATH, SCORE_RETRIES, type ScoreMessage } from '#core/messages/scoring.ts';
+import { decodeSourceBody, parseMessage, verifyDeliveries } from '#core/qstash/worker-shell.ts';
+import { createScorer } from './choose-scorer.ts';
 import { loadScoringConfig, type ScoringConfig } from './config.ts';
-import { createEvaluationsDb } from './evaluations-db.ts';
 import { type Outcome, recordFailedScoring, type ScoringDeps, scoreEvaluation } from './score.ts';
-import { createScorer } from './scorer.ts';
 
 const Message = z.object({ evaluation_id: z.uuid() }) satisfies z.ZodType<ScoreMessage>;
 

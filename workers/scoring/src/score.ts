@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ScoreInput } from '../../../src/evals/scorer.ts';
-import type { EvaluationsDb, StoredEvaluation } from './evaluations-db.ts';
-import type { Scorer } from './scorer.ts';
+import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
+import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
+import type { Scorer } from './choose-scorer.ts';
 
 export interface ScoringDeps {
   db: EvaluationsDb;

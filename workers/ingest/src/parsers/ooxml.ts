@@ -1,8 +1,8 @@
-import type { OoxmlType } from '../../../../src/ingest/sniff.ts';
+import type { OoxmlType } from '#core/documents/sniff.ts';
+import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
-import { openZip, type ZipArchive } from './zip.ts';
 
 /** What DOCX, PPTX and XLSX share: the package (ZIP, content types, relationships) and its images. */
 

@@ -1,4 +1,4 @@
-import { decodeText } from '../../../../src/ingest/sniff.ts';
+import { decodeText } from '#core/documents/sniff.ts';
 import { ParseError } from './types.ts';
 
 /**

@@ -1,9 +1,9 @@
-import type { Models } from '../../../../src/adapters/models.ts';
-import type { Queue } from '../../../../src/adapters/queue.ts';
-import type { ObjectStore } from '../../../../src/adapters/storage.ts';
-import type { VectorStore } from '../../../../src/adapters/vectors.ts';
-import type { FetchedPage } from '../../../../src/ingest/guarded-fetch.ts';
-import type { PipelineDb } from '../pipeline-db.ts';
+import type { Models } from '#core/adapters/models.ts';
+import type { Queue } from '#core/adapters/queue.ts';
+import type { ObjectStore } from '#core/adapters/storage.ts';
+import type { VectorStore } from '#core/adapters/vectors.ts';
+import type { PipelineDb } from '#core/db/ingest-pipeline.ts';
+import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
 
 export interface PipelineDeps {
   db: PipelineDb;

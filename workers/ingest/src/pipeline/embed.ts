@@ -1,7 +1,7 @@
-import { describeCause } from '../../../../src/adapters/upstream-error.ts';
-import { namespaceFor } from '../../../../src/ingest/namespace.ts';
-import { encodeDocument } from '../../../../src/retrieval/sparse.ts';
-import type { ChunkRow, PipelineJob } from '../pipeline-db.ts';
+import { describeCause } from '#core/adapters/upstream-error.ts';
+import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
+import { namespaceFor } from '#core/namespaces.ts';
+import { encodeDocument } from '#core/retrieval/sparse.ts';
 import type { Attempt, PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 

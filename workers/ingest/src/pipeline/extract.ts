@@ -1,9 +1,9 @@
-import { stepMessage } from '../../../../src/ingest/messages.ts';
-import { documentFolder, namespaceFor, vectorId } from '../../../../src/ingest/namespace.ts';
+import type { NewChunk, PipelineJob } from '#core/db/ingest-pipeline.ts';
+import { stepMessage } from '#core/messages/ingest.ts';
+import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { chunkBlocks } from '../chunking.ts';
 import { parseDocument } from '../parsers/index.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, ParseError } from '../parsers/types.ts';
-import type { NewChunk, PipelineJob } from '../pipeline-db.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 import { loadSource } from './source.ts';

@@ -1,6 +1,6 @@
-import type { DocumentRow } from '../../../../src/db/documents.ts';
-import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
-import type { PipelineJob } from '../pipeline-db.ts';
+import type { DocumentRow } from '#core/db/documents.ts';
+import type { PipelineJob } from '#core/db/ingest-pipeline.ts';
+import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { PipelineDeps } from './deps.ts';
 
 /**

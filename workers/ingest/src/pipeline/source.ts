@@ -1,7 +1,7 @@
-import type { DocumentRow } from '../../../../src/db/documents.ts';
-import { FetchFailed, FetchRefused } from '../../../../src/ingest/guarded-fetch.ts';
-import { documentFolder, namespaceFor } from '../../../../src/ingest/namespace.ts';
-import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '../../../../src/ingest/sniff.ts';
+import type { DocumentRow } from '#core/db/documents.ts';
+import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '#core/documents/sniff.ts';
+import { documentFolder, namespaceFor } from '#core/namespaces.ts';
+import { FetchFailed, FetchRefused } from '#core/urls/guarded-fetch.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
 

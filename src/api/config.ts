@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { blankIsUnset, optionalUrl, parseSettings, SharedSettings } from '#core/config.ts';
+
+/** Every setting the API worker reads. .dev.vars.example documents each one. */
+const ConfigSchema = z.object({
+  ...SharedSettings,
+  /** Without it (or INGEST_WORKER_URL) ingestion is disabled and its endpoints answer 503. */
+  QSTASH_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
+  /** The model that writes answers, through the OpenAI-compatible provider. */
+  CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** Where answers are scored (workers/scoring); unset: records stay unscored. */
+  SCORING_WORKER_URL: optionalUrl,
+  AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
+  AUTH_ISSUER: optionalUrl,
+  AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+export const loadConfig = (env: object): Config => parseSettings(ConfigSchema, env);

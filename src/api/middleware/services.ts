@@ -1,0 +1,31 @@
+import { createMiddleware } from 'hono/factory';
+import { adaptersFor } from '#core/adapters/index.ts';
+import { connect } from '#core/db/client.ts';
+import type { AppEnv } from '../context.ts';
+import { buildServices } from '../services/index.ts';
+
+/**
+ * One database client per request. It is closed after the response, off the critical
+ * path, and after any background work (a streamed answer and its recording) is done.
+ */
+export const provideServices = createMiddleware<AppEnv>(async (c, next) => {
+  const config = c.get('config');
+  const sql = connect(config.HYPERDRIVE.connectionString);
+  const pending: Promise<unknown>[] = [];
+  c.set('services', buildServices(sql, config, adaptersFor(config)));
+  c.set('background', (work) => {
+    pending.push(work);
+    c.executionCtx.waitUntil(work);
+  });
+  try {
+    await next();
+  } finally {
+    c.executionCtx.waitUntil(
+      (async () => {
+        // Work registered while it runs (the recording after a stream) is awaited too.
+        for (let settled = 0; settled < pending.length; settled = pending.length) await Promise.allSettled(pending);
+        await sql.end({ timeout: 5 });
+      })(),
+    );
+  }
+});

@@ -1,0 +1,77 @@
+import { isUuid } from '#core/db/client.ts';
+import type { MemberRepo } from '#core/db/members.ts';
+import type { SessionRepo } from '#core/db/sessions.ts';
+import { AppError, forbidden, notFound } from '#core/errors.ts';
+import type { Caller } from '../auth/caller.ts';
+import type { AccessService } from './access.ts';
+
+const sessionNotFound = () => notFound('Session');
+
+/** Sessions are per user: another user's session is not_found, exactly like a missing one. */
+export function createChatService(deps: { access: AccessService; sessions: SessionRepo; members: MemberRepo }) {
+  const { access, sessions, members } = deps;
+
+  async function ownedSession(caller: Caller, collectionId: string, sessionId: string) {
+    await access.requireParticipant(caller, collectionId);
+    const session = isUuid(sessionId) ? await sessions.findOwned(collectionId, sessionId, caller.id) : undefined;
+    if (!session) throw sessionNotFound();
+    return session;
+  }
+
+  return {
+    async create(caller: Caller, collectionId: string, title: string | null) {
+      await access.requireParticipant(caller, collectionId);
+      const session = await sessions.insertIfParticipant(collectionId, caller.id, title);
+      // The collection or the membership went away between the check and the insert.
+      if (!session) throw forbidden('You do not have access to this collection');
+      return session;
+    },
+
+    async list(caller: Caller, collectionId: string) {
+      await access.requireParticipant(caller, collectionId);
+      return sessions.listOwned(collectionId, caller.id);
+    },
+
+    async messages(caller: Caller, collectionId: string, sessionId: string) {
+      const session = await ownedSession(caller, collectionId, sessionId);
+      return sessions.messages(session.id);
+    },
+
+    async rename(caller: Caller, collectionId: string, sessionId: string, title: string) {
+      const session = await ownedSession(caller, collectionId, sessionId);
+      if (!(await sessions.rename(collectionId, session.id, caller.id, title))) throw sessionNotFound();
+      return { updated: session.id, title };
+    },
+
+    async delete(caller: Caller, collectionId: string, sessionId: string) {
+      const session = await ownedSession(caller, collectionId, sessionId);
+      if (!(await sessions.delete(collectionId, session.id, caller.id))) throw sessionNotFound();
+      return session.id;
+    },
+
+    /** Everyone else who may use the collection: its owner and its members. */
+    async participants(caller: Caller, collectionId: string) {
+      await access.requireParticipant(caller, collectionId);
+      return (await members.participants(collectionId)).filter((p) => p.user_id !== caller.id);
+    },
+
+    async share(caller: Caller, collectionId: string, sessionId: string, targetUserId: string) {
+      const session = await ownedSession(caller, collectionId, sessionId);
+      const target = targetUserId.toLowerCase();
+      if (target === caller.id) {
+        throw new AppError('validation_failed', [
+          { loc: ['body', 'target_user_id'], msg: 'Cannot share a session with yourself', type: 'value_error' },
+        ]);
+      }
+      const participants = await members.participants(collectionId);
+      if (!participants.some((p) => p.user_id === target)) {
+        throw forbidden('The target user is not the owner or a member of this collection');
+      }
+      const copyId = await sessions.copy(session.id, target);
+      if (!copyId) throw sessionNotFound();
+      return { shared: true as const, new_session_id: copyId };
+    },
+  };
+}
+
+export type ChatService = ReturnType<typeof createChatService>;

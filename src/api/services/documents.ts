@@ -1,0 +1,94 @@
+import type { ObjectStore } from '#core/adapters/storage.ts';
+import type { VectorStore } from '#core/adapters/vectors.ts';
+import { isUuid } from '#core/db/client.ts';
+import type { CollectionRepo } from '#core/db/collections.ts';
+import type { DocumentRepo, DocumentRow } from '#core/db/documents.ts';
+import { notFound } from '#core/errors.ts';
+import { documentFolder, namespaceFor } from '#core/namespaces.ts';
+import type { Caller } from '../auth/caller.ts';
+import type { AccessService } from './access.ts';
+
+/** Signed links to originals are short-lived: clients fetch them on demand. */
+export const OPEN_URL_SECONDS = 3600;
+
+export interface ListedDocument {
+  id: string;
+  name: string;
+  source_kind: DocumentRow['source_kind'];
+  content_type: string;
+  size_bytes: number;
+  chunk_count: number;
+  created_at: string;
+  open_url: string | null;
+}
+
+export function createDocumentService(deps: {
+  access: AccessService;
+  collections: CollectionRepo;
+  documents: DocumentRepo;
+  store: ObjectStore;
+  vectors: VectorStore;
+}) {
+  const { access, collections, documents, store, vectors } = deps;
+
+  /** Vectors first, then files, then rows: a failure part-way leaves the row, so a retry finishes the job. */
+  async function purge(doc: DocumentRow) {
+    const namespace = namespaceFor(doc.collection_id, doc.user_id);
+    await vectors.delete(namespace, await documents.vectorIds(doc.id));
+    await store.removeFolder(documentFolder(namespace, doc.id));
+    await documents.delete(doc.id);
+  }
+
+  /** Rows as clients see them, each upload with a fresh signed link. */
+  async function present(rows: DocumentRow[]): Promise<ListedDocument[]> {
+    // Web pages open at their URL; only uploads get a signed link.
+    const keys = rows.flatMap((row) => (row.storage_path && !row.source_url ? [row.storage_path] : []));
+    const signed = await store.signedUrls(keys, OPEN_URL_SECONDS);
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      source_kind: row.source_kind,
+      content_type: row.content_type,
+      size_bytes: Number(row.size_bytes),
+      chunk_count: row.chunk_count,
+      created_at: row.created_at,
+      open_url: row.source_url ?? (row.storage_path ? (signed.get(row.storage_path) ?? null) : null),
+    }));
+  }
+
+  return {
+    async list(caller: Caller, collectionId: string): Promise<ListedDocument[]> {
+      await access.requireParticipant(caller, collectionId);
+      return present(await documents.listForCollection(collectionId));
+    },
+
+    /** The caller's personal namespace: only its owner sees or deletes these. */
+    listPersonal: async (caller: Caller): Promise<ListedDocument[]> => present(await documents.listPersonal(caller.id)),
+
+    async deletePersonal(caller: Caller, documentId: string): Promise<string> {
+      const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
+      if (!doc) throw notFound('Document');
+      await purge(doc);
+      return documentId;
+    },
+
+    async delete(caller: Caller, collectionId: string, documentId: string): Promise<string> {
+      await access.requireOwner(caller, collectionId);
+      const doc = isUuid(documentId) ? await documents.findInCollection(collectionId, documentId) : undefined;
+      if (!doc) throw notFound('Document');
+      await purge(doc);
+      return documentId;
+    },
+
+    /** The whole namespace and every stored object go before the rows do. */
+    async deleteCollection(caller: Caller, collectionId: string): Promise<string> {
+      const collection = await access.requireOwner(caller, collectionId);
+      await vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
+      await store.removeFolder(collection.id);
+      if (!(await collections.delete(collectionId))) throw notFound('Collection');
+      return collectionId;
+    },
+  };
+}
+
+export type DocumentService = ReturnType<typeof createDocumentService>;

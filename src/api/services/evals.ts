@@ -1,0 +1,21 @@
+import type { EvaluationRepo } from '#core/db/evaluations.ts';
+import type { Caller } from '../auth/caller.ts';
+import type { AccessService } from './access.ts';
+
+/** Evaluations are the collection's, not the asker's: every participant sees every query. */
+export function createEvalService(deps: { access: AccessService; evaluations: EvaluationRepo }) {
+  const { access, evaluations } = deps;
+  return {
+    async list(caller: Caller, collectionId: string, page: { limit: number; offset: number }) {
+      const { collection } = await access.requireParticipant(caller, collectionId);
+      return evaluations.list(collection.id, page);
+    },
+
+    async stats(caller: Caller, collectionId: string) {
+      const { collection } = await access.requireParticipant(caller, collectionId);
+      return evaluations.stats(collection.id);
+    },
+  };
+}
+
+export type EvalService = ReturnType<typeof createEvalService>;

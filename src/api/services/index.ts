@@ -1,0 +1,68 @@
+import type { Adapters } from '#core/adapters/index.ts';
+import { UpstreamError } from '#core/adapters/upstream-error.ts';
+import type { Sql } from '#core/db/client.ts';
+import { createCollectionRepo } from '#core/db/collections.ts';
+import { createDocumentRepo } from '#core/db/documents.ts';
+import { createEvaluationRepo } from '#core/db/evaluations.ts';
+import { createExchangeRepo } from '#core/db/exchanges.ts';
+import { createJobRepo } from '#core/db/jobs.ts';
+import { createMemberRepo } from '#core/db/members.ts';
+import { createSessionRepo } from '#core/db/sessions.ts';
+import { createShareRepo } from '#core/db/shares.ts';
+import { checkUrl, createResolver, DnsError } from '#core/urls/dns.ts';
+import type { Config } from '../config.ts';
+import { createAccessService } from './access.ts';
+import { createAnswerService } from './answer.ts';
+import { createChatService } from './chat.ts';
+import { createCollectionService } from './collections.ts';
+import { createDocumentService } from './documents.ts';
+import { createEvalService } from './evals.ts';
+import { createIngestService } from './ingest.ts';
+import { createQueryService } from './retrieval.ts';
+import { createSharingService } from './sharing.ts';
+
+/** Everything a request may use, built per request around its database client. */
+export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
+  const collections = createCollectionRepo(sql);
+  const shares = createShareRepo(sql);
+  const members = createMemberRepo(sql);
+  const sessions = createSessionRepo(sql);
+  const documents = createDocumentRepo(sql);
+  const access = createAccessService(collections);
+  const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
+  const query = createQueryService({ access, vectors: adapters.vectors, models: adapters.models, store: adapters.store });
+  return {
+    access,
+    collections: createCollectionService({ collections, access }),
+    documents: createDocumentService({ access, collections, documents, store: adapters.store, vectors: adapters.vectors }),
+    ingest: createIngestService({
+      sql,
+      access,
+      documents,
+      jobs: createJobRepo(sql),
+      store: adapters.store,
+      queue: adapters.queue,
+      workerUrl: config.INGEST_WORKER_URL ?? null,
+      checkUrl: (url) =>
+        checkUrl(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch((error: unknown) => {
+          // Our resolver's outage, not the user's bad URL.
+          throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
+        }),
+    }),
+    query,
+    answer: createAnswerService({
+      access,
+      query,
+      sessions,
+      exchanges: createExchangeRepo(sql),
+      models: adapters.models,
+      queue: adapters.queue,
+      scoringUrl: config.SCORING_WORKER_URL ?? null,
+    }),
+    sharing: createSharingService({ access, collections, shares, members }),
+    chat: createChatService({ access, sessions, members }),
+    evals: createEvalService({ access, evaluations: createEvaluationRepo(sql) }),
+  };
+}
+
+export type Services = ReturnType<typeof buildServices>;

@@ -1,0 +1,160 @@
+import type { Queue } from '#core/adapters/queue.ts';
+import type { ObjectStore } from '#core/adapters/storage.ts';
+import { isUuid, type Sql } from '#core/db/client.ts';
+import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
+import type { JobRepo, JobRow } from '#core/db/jobs.ts';
+import { detectUploadType } from '#core/documents/sniff.ts';
+import { AppError, notFound } from '#core/errors.ts';
+import { stepMessage } from '#core/messages/ingest.ts';
+import { documentFolder, namespaceFor } from '#core/namespaces.ts';
+import type { UrlVerdict } from '#core/urls/url-policy.ts';
+import type { Caller } from '../auth/caller.ts';
+import { limitBytes, peek, TooLarge } from '../uploads/streams.ts';
+import type { AccessService } from './access.ts';
+import { DEFAULT_CONFIG } from './collections.ts';
+
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+const SNIFF_BYTES = 64 * 1024;
+
+export interface IngestDeps {
+  sql: Sql;
+  access: AccessService;
+  documents: DocumentRepo;
+  jobs: JobRepo;
+  store: ObjectStore;
+  /** Null when ingestion is disabled (no queue configured). */
+  queue: Queue | null;
+  workerUrl: string | null;
+  checkUrl: (url: string) => Promise<UrlVerdict>;
+}
+
+export function createIngestService(deps: IngestDeps) {
+  const { sql, access, documents, jobs, store } = deps;
+
+  function requireQueue(): { queue: Queue; workerUrl: string } {
+    if (!deps.queue || !deps.workerUrl) throw new AppError('service_unavailable', 'Ingestion is disabled on this deployment');
+    return { queue: deps.queue, workerUrl: deps.workerUrl };
+  }
+
+  /** Owner, or a member holding `ingest`; without a collection, the caller's personal space. */
+  async function target(caller: Caller, collectionId: string | undefined) {
+    if (!collectionId) return { collectionId: null, chunkSize: DEFAULT_CONFIG.chunk_size };
+    const { collection, role, permission } = await access.requireParticipant(caller, collectionId);
+    if (role !== 'owner' && permission !== 'ingest') {
+      throw new AppError('forbidden', 'Adding documents needs the ingest permission on this collection');
+    }
+    const chunkSize = Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size);
+    return { collectionId: collection.id, chunkSize };
+  }
+
+  /** Rows, then the message; if the message cannot be queued, the rows go again. */
+  async function enqueue(caller: Caller, doc: NewDocument): Promise<string> {
+    const { queue, workerUrl } = requireQueue();
+    const jobId = crypto.randomUUID();
+    await sql.begin(async (tx) => {
+      await documents.insert(tx, doc);
+      await jobs.insert(tx, {
+        id: jobId,
+        user_id: caller.id,
+        collection_id: doc.collection_id,
+        document_id: doc.id,
+        source: doc.source_url ?? doc.name,
+      });
+    });
+    try {
+      await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' })]);
+    } catch (error) {
+      await jobs.delete(jobId);
+      await documents.delete(doc.id);
+      throw error;
+    }
+    return jobId;
+  }
+
+  return {
+    async uploadFile(
+      caller: Caller,
+      collectionId: string | undefined,
+      file: { filename: string; body: ReadableStream<Uint8Array> },
+    ): Promise<string> {
+      requireQueue();
+      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      const counted = limitBytes(file.body, MAX_UPLOAD_BYTES);
+      const { head, complete, stream } = await peek(counted.stream, SNIFF_BYTES).catch(rethrowTooLarge);
+      const detected = detectUploadType(file.filename, head, complete);
+      if (!detected.ok) throw new AppError('unsupported_media_type', detected.reason);
+
+      const documentId = crypto.randomUUID();
+      const folder = documentFolder(namespaceFor(cid, caller.id), documentId);
+      const key = `${folder}/original.${detected.type}`;
+      try {
+        await store.put(key, stream, detected.contentType);
+      } catch (error) {
+        // A partial object may exist if the store accepted some bytes.
+        await store.removeFolder(folder).catch(() => {});
+        if (error instanceof TooLarge || counted.size() > MAX_UPLOAD_BYTES) throw tooLarge();
+        throw error;
+      }
+      // A body cut short by the limit can still look complete to the store.
+      if (counted.size() > MAX_UPLOAD_BYTES) {
+        await store.removeFolder(folder);
+        throw tooLarge();
+      }
+      try {
+        return await enqueue(caller, {
+          id: documentId,
+          collection_id: cid,
+          user_id: caller.id,
+          name: file.filename,
+          source_kind: 'upload',
+          source_url: null,
+          content_type: detected.contentType,
+          size_bytes: counted.size(),
+          storage_path: key,
+          chunk_size: chunkSize,
+        });
+      } catch (error) {
+        await store.removeFolder(folder).catch(() => {});
+        throw error;
+      }
+    },
+
+    async ingestUrl(caller: Caller, collectionId: string | undefined, url: string): Promise<string> {
+      requireQueue();
+      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      const verdict = await deps.checkUrl(url);
+      if (!verdict.ok) {
+        throw new AppError('validation_failed', [{ loc: ['body', 'url'], msg: verdict.reason, type: 'url_refused' }]);
+      }
+      const href = verdict.url.href;
+      return enqueue(caller, {
+        id: crypto.randomUUID(),
+        collection_id: cid,
+        user_id: caller.id,
+        name: href,
+        source_kind: 'url',
+        source_url: href,
+        // Known once the worker has fetched it.
+        content_type: 'text/html',
+        size_bytes: 0,
+        storage_path: null,
+        chunk_size: chunkSize,
+      });
+    },
+
+    async getJob(caller: Caller, jobId: string): Promise<JobRow> {
+      const job = isUuid(jobId) ? await jobs.findOwn(jobId, caller.id) : undefined;
+      if (!job) throw notFound('Job');
+      return job;
+    },
+  };
+}
+
+const tooLarge = () => new AppError('payload_too_large', `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
+
+function rethrowTooLarge(error: unknown): never {
+  if (error instanceof TooLarge) throw tooLarge();
+  throw error;
+}
+
+export type IngestService = ReturnType<typeof createIngestService>;

@@ -1,0 +1,17 @@
+import type { ZodError } from 'zod';
+import { AppError, type ValidationIssue } from '#core/errors.ts';
+
+const LOCATION: Record<string, string> = { json: 'body', form: 'body', param: 'path', query: 'query', header: 'header' };
+
+/** Zod issues as the `{loc, msg, type}` list that clients of this contract parse. */
+export function validationError(error: ZodError, target = 'json'): AppError {
+  const issues: ValidationIssue[] = error.issues.map((issue) => ({
+    loc: [LOCATION[target] ?? target, ...issue.path.map((part) => (typeof part === 'number' ? part : String(part)))],
+    msg: issue.message,
+    type: issue.code === 'invalid_type' && /received undefined/.test(issue.message) ? 'missing' : issue.code,
+  }));
+  return new AppError('validation_failed', issues);
+}
+
+export const malformedBody = () =>
+  new AppError('validation_failed', [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { AppError } from './errors.ts';
+import { parseTrustedOrigins } from './urls/url-policy.ts';
+
+export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
+export const optionalUrl = z.preprocess(blankIsUnset, z.url().optional());
+
+/** Settings the workers share; each worker's own schema picks from them. */
+export const SharedSettings = {
+  HYPERDRIVE: z.object({ connectionString: z.string().min(1) }, 'the Hyperdrive binding HYPERDRIVE is missing'),
+  SUPABASE_URL: z.url('SUPABASE_URL must be the Supabase project URL'),
+  SUPABASE_SERVICE_ROLE_KEY: z.string().min(1, 'SUPABASE_SERVICE_ROLE_KEY is required'),
+  STORAGE_BUCKET: z.string().min(1).default('documents'),
+  QSTASH_URL: z.url().default('https://qstash.upstash.io'),
+  UPSTASH_VECTOR_REST_URL: z.url('UPSTASH_VECTOR_REST_URL must be the Upstash Vector REST URL'),
+  UPSTASH_VECTOR_REST_TOKEN: z.string().min(1, 'UPSTASH_VECTOR_REST_TOKEN is required'),
+  /** The ingest worker's public URL: QStash delivers there, and it checks signatures against it. */
+  INGEST_WORKER_URL: optionalUrl,
+  DNS_OVER_HTTPS_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
+  /** Any OpenAI-compatible endpoint; unset means OpenAI itself. */
+  OPENAI_BASE_URL: optionalUrl,
+  OPENAI_API_KEY: z.string().min(1, 'OPENAI_API_KEY is required'),
+  /** Unset: no dense vectors; the index must then be a sparse one, and retrieval is BM25-style alone. */
+  EMBEDDING_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
+  EMBEDDING_DIMENSIONS: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),
+  /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
+  INGEST_TRUSTED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedOrigins(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+};
+
+const cache = new WeakMap<object, object>();
+
+/**
+ * Parsed once per env object. A missing or bad setting becomes a 500 whose detail
+ * names the setting (never its value), and a log line for the operator.
+ */
+export function parseSettings<S extends z.ZodType<object>>(schema: S, env: object): z.infer<S> {
+  const cached = cache.get(env);
+  if (cached) return cached as z.infer<S>;
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const names = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '?')))];
+    console.error(`Invalid configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
+    throw new AppError('misconfigured', `Service misconfigured: check setting ${names.join(', ')}`);
+  }
+  cache.set(env, parsed.data);
+  return parsed.data;
+}

@@ -1,0 +1,164 @@
+import type { Sql } from './client.ts';
+import type { DocumentRow } from './documents.ts';
+import type { JobStatus } from './jobs.ts';
+
+export interface PipelineJob {
+  id: string;
+  status: JobStatus;
+  chunks_total: number;
+  warnings: string[];
+  /** The next PDF page to extract. */
+  extract_cursor: number;
+  /** Every page has been extracted: the job may finish once no chunk is pending. */
+  extracted: boolean;
+  document: DocumentRow | null;
+}
+
+export interface ChunkRow {
+  chunk_index: number;
+  vector_id: string;
+  chunk_type: 'text' | 'image_description';
+  text: string | null;
+  metadata: Record<string, unknown>;
+  image_path: string | null;
+}
+
+export type NewChunk = ChunkRow;
+
+export interface Progress {
+  total: number;
+  pending: number;
+  failed: number;
+  indexed: number;
+  errors: string[];
+}
+
+/** An int[] literal: the client runs without type discovery, so it cannot encode JS arrays itself. */
+const intArray = (values: number[]) => `{${values.map((v) => Math.trunc(v)).join(',')}}`;
+
+export const TERMINAL: readonly JobStatus[] = ['succeeded', 'partial', 'failed'];
+
+/** The SQL of the ingest pipeline. Every write is safe to repeat: deliveries are at-least-once. */
+export function createPipelineDb(sql: Sql) {
+  return {
+    async job(id: string): Promise<PipelineJob | undefined> {
+      const [job] = await sql<(Omit<PipelineJob, 'document'> & { document_id: string | null })[]>`
+        select id, status, chunks_total, warnings, extract_cursor, extracted, document_id from ingest_jobs where id = ${id}`;
+      if (!job) return undefined;
+      const { document_id, ...fields } = job;
+      const [document] = document_id ? await sql<DocumentRow[]>`select * from documents where id = ${document_id}` : [];
+      return { ...fields, document: document ?? null };
+    },
+
+    async markProcessing(id: string): Promise<void> {
+      await sql`update ingest_jobs set status = 'processing', updated_at = now() where id = ${id} and status = 'queued'`;
+    },
+
+    async updateFetched(
+      documentId: string,
+      fields: { content_type: string; size_bytes: number; storage_path: string },
+    ): Promise<void> {
+      await sql`update documents set content_type = ${fields.content_type}, size_bytes = ${fields.size_bytes},
+                       storage_path = ${fields.storage_path} where id = ${documentId}`;
+    },
+
+    /**
+     * A range's chunk rows and the job's progress through the document in one
+     * transaction: a job whose cursor has moved past a range has all that range's rows.
+     */
+    async saveRange(
+      jobId: string,
+      documentId: string,
+      chunks: NewChunk[],
+      warnings: string[],
+      progress: { extractCursor: number; extracted: boolean },
+    ): Promise<void> {
+      await sql.begin(async (tx) => {
+        for (let i = 0; i < chunks.length; i += 500) {
+          const rows = chunks
+            .slice(i, i + 500)
+            .map((chunk) => ({ ...chunk, document_id: documentId, metadata: tx.json(chunk.metadata as never) }));
+          await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
+                   on conflict do nothing`;
+        }
+        await tx`update ingest_jobs
+                    set chunks_total = (select count(*) from document_chunks where document_id = ${documentId}),
+                        warnings = warnings || ${tx.json(warnings)},
+                        extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted}, updated_at = now()
+                  where id = ${jobId}`;
+      });
+    },
+
+    async imageCount(documentId: string): Promise<number> {
+      const [row] = await sql<{ count: number }[]>`
+        select count(*)::int as count from document_chunks where document_id = ${documentId} and chunk_type = 'image_description'`;
+      return row?.count ?? 0;
+    },
+
+    pendingChunks(documentId: string, from: number, to: number): Promise<ChunkRow[]> {
+      return sql<ChunkRow[]>`
+        select chunk_index, vector_id, chunk_type, text, metadata, image_path from document_chunks
+         where document_id = ${documentId} and chunk_index >= ${from} and chunk_index < ${to} and state = 'pending'
+         order by chunk_index`;
+    },
+
+    async markDone(documentId: string, described: { index: number; text: string }[], indexes: number[]): Promise<void> {
+      for (const { index, text } of described) {
+        await sql`update document_chunks set text = ${text} where document_id = ${documentId} and chunk_index = ${index}`;
+      }
+      if (indexes.length === 0) return;
+      await sql`update document_chunks set state = 'done', error = null
+                 where document_id = ${documentId} and chunk_index = any(${intArray(indexes)}::int[]) and state = 'pending'`;
+    },
+
+    async markFailed(documentId: string, indexes: number[], error: string): Promise<void> {
+      if (indexes.length === 0) return;
+      await sql`update document_chunks set state = 'failed', error = ${error}
+                 where document_id = ${documentId} and chunk_index = any(${intArray(indexes)}::int[]) and state = 'pending'`;
+    },
+
+    /** Recounts from the chunk rows, so a repeated batch never counts twice. */
+    async refreshProgress(jobId: string, documentId: string): Promise<Progress & { extracted: boolean; warnings: string[] }> {
+      const [row] = await sql<{ total: number; pending: number; failed: number; indexed: number; errors: string[] }[]>`
+        select count(*)::int as total,
+               count(*) filter (where state = 'pending')::int as pending,
+               count(*) filter (where state = 'failed')::int as failed,
+               count(*) filter (where state = 'done' and coalesce(text, '') <> '')::int as indexed,
+               coalesce(jsonb_agg(distinct error) filter (where state = 'failed'), '[]'::jsonb) as errors
+          from document_chunks where document_id = ${documentId}`;
+      const progress = row ?? { total: 0, pending: 0, failed: 0, indexed: 0, errors: [] };
+      await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
+                 where id = ${jobId} and status = 'processing'`;
+      await sql`update documents set chunk_count = ${progress.indexed} where id = ${documentId}`;
+      const [job] = await sql<{ extracted: boolean; warnings: string[] }[]>`
+        select extracted, warnings from ingest_jobs where id = ${jobId}`;
+      return { ...progress, extracted: job?.extracted ?? false, warnings: job?.warnings ?? [] };
+    },
+
+    /** Only one caller wins the move to a terminal status; the others see false. */
+    async finish(
+      jobId: string,
+      status: Exclude<JobStatus, 'queued' | 'processing'>,
+      errorMessage: string | null,
+    ): Promise<boolean> {
+      const rows = await sql`update ingest_jobs set status = ${status}, error_message = ${errorMessage}, updated_at = now()
+                              where id = ${jobId} and status in ('queued', 'processing') returning id`;
+      return rows.length > 0;
+    },
+
+    async vectorIds(documentId: string): Promise<string[]> {
+      const rows = await sql<{ vector_id: string }[]>`select vector_id from document_chunks where document_id = ${documentId}`;
+      return rows.map((row) => row.vector_id);
+    },
+
+    async documentExists(id: string): Promise<boolean> {
+      return (await sql`select 1 from documents where id = ${id}`).length > 0;
+    },
+
+    async deleteDocument(id: string): Promise<void> {
+      await sql`delete from documents where id = ${id}`;
+    },
+  };
+}
+
+export type PipelineDb = ReturnType<typeof createPipelineDb>;

@@ -1,0 +1,47 @@
+import type { Scores } from '../evals/lexical-scorer.ts';
+import type { Sql } from './client.ts';
+
+/** What the scorer reads of an evaluation record; the shapes are checked before scoring. */
+export interface StoredEvaluation {
+  question: unknown;
+  answer: unknown;
+  sources: unknown;
+  scored_at: string | null;
+}
+
+/**
+ * The scoring worker's SQL. Both writes apply only to a record not yet scored, so a
+ * repeated or concurrent delivery never overwrites (or double-counts) a finished one.
+ */
+export function createEvaluationsDb(sql: Sql) {
+  return {
+    async load(id: string): Promise<StoredEvaluation | undefined> {
+      const [row] = await sql<StoredEvaluation[]>`
+        select question, answer, sources, scored_at from evaluations where id = ${id}`;
+      return row;
+    },
+
+    /** False when the record is gone or another delivery scored it first. */
+    async saveScores(id: string, scores: Scores, scorer: string): Promise<boolean> {
+      const rows = await sql`
+        update evaluations
+           set faithfulness_score = ${scores.faithfulness_score},
+               context_relevance_score = ${scores.context_relevance_score},
+               scorer = ${scorer}, scored_at = now(), scorer_error = null
+         where id = ${id} and scored_at is null
+        returning id`;
+      return rows.length > 0;
+    },
+
+    /** Marks the record as done without scores, so nothing waits on it; the message is shown to users as is. */
+    async saveError(id: string, scorer: string, message: string): Promise<boolean> {
+      const rows = await sql`
+        update evaluations set scorer = ${scorer}, scorer_error = ${message}, scored_at = now()
+         where id = ${id} and scored_at is null
+        returning id`;
+      return rows.length > 0;
+    },
+  };
+}
+
+export type EvaluationsDb = ReturnType<typeof createEvaluationsDb>;
