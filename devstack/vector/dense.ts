@@ -60,8 +60,10 @@ export class DenseIndex {
   /** `vectors` holds keys.length rows of `dimension` floats. */
   add(keys: number[], vectors: Float32Array): void {
     if (keys.length === 0) return;
-    // One thread for a single vector; a batch spreads over the cores.
-    this.index.add(BigUint64Array.from(keys, BigInt), vectors, keys.length === 1 ? 1 : 0);
+    // Always every core (0): usearch sizes its per-thread contexts when it grows, and a batch
+    // added with more threads than the last growth reserved fails at random with "Reserve
+    // capacity ahead of insertions!" (seen after a one-thread single-vector add).
+    this.index.add(BigUint64Array.from(keys, BigInt), vectors, 0);
   }
 
   remove(keys: number[]): void {
