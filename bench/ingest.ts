@@ -51,8 +51,7 @@ const runs = Number(flags.runs);
 if (!(repeat >= 1) || !(runs >= 1)) throw new Error('--repeat and --runs must be at least 1');
 
 const root = new URL('..', import.meta.url).pathname;
-// shared/ sits beside the repository, as in CI.
-const FIXTURES = new URL('../../shared/fixtures/docs', import.meta.url).pathname;
+const FIXTURES = new URL('../test/fixtures/docs', import.meta.url).pathname;
 const CHUNK_SIZE = 1000;
 const TEXT_PDF = 'generated-text-100p.pdf';
 const LARGE_PDF = 'generated-mixed-50mb.pdf';

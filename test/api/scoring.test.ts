@@ -9,7 +9,7 @@ import { api, db, signUp, stack } from '../support/client.ts';
 
 // A real PubMedQA item: its abstract sections are the retrieved sources.
 const pubmed = JSON.parse(
-  readFileSync(new URL('../../../shared/data/pubmedqa/pqal_dev.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/pubmedqa/pqal_dev-first60.json', import.meta.url), 'utf8'),
 ) as Record<string, { QUESTION: string; CONTEXTS: string[] }>;
 const trial = pubmed['10808977'] as { QUESTION: string; CONTEXTS: string[] };
 const sources = trial.CONTEXTS.map((text, i) => ({

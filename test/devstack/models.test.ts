@@ -21,7 +21,7 @@ import {
 } from './tiny-embedding-model.ts';
 
 const apiKey = 'sk-devstack-test-key';
-const docs = new URL('../../../shared/fixtures/docs/', import.meta.url);
+const docs = new URL('../fixtures/docs/', import.meta.url);
 // Measured 0.010 with the full page (Tesseract eng 4.0.0_best_int, automatic page segmentation); the bound
 // leaves room for other CPUs' float rounding, and fails if columns get interleaved again (that read 0.38).
 const MAX_CER = 0.03;

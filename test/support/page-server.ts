@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { freePort } from '../../devstack/ports.ts';
 
-export const FIXTURES_DIR = new URL('../../../shared/fixtures/docs/', import.meta.url).pathname;
+export const FIXTURES_DIR = new URL('../fixtures/docs/', import.meta.url).pathname;
 
 const TYPES: Record<string, string> = {
   pdf: 'application/pdf',

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { ParseError } from '../../workers/ingest/src/parsers/types.ts';
 
-const FIXTURES = new URL('../../../shared/fixtures/docs/', import.meta.url);
+const FIXTURES = new URL('../fixtures/docs/', import.meta.url);
 
-/** A file of ../shared/fixtures/docs (see its MANIFEST.tsv). */
+/** A file of test/fixtures/docs (see its MANIFEST.tsv). */
 export const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
 
 export const utf8 = (s: string) => new TextEncoder().encode(s);

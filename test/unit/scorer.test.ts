@@ -118,7 +118,7 @@ describe('lexical context relevance', () => {
 
 describe('on PubMedQA', () => {
   const questions = Object.values(
-    JSON.parse(readFileSync(new URL('../../../shared/data/pubmedqa/pqal_dev.json', import.meta.url), 'utf8')),
+    JSON.parse(readFileSync(new URL('../fixtures/pubmedqa/pqal_dev-first60.json', import.meta.url), 'utf8')),
   ) as { QUESTION: string; CONTEXTS: string[]; LONG_ANSWER: string }[];
   const sample = questions.slice(0, 60);
   const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;

@@ -7,7 +7,7 @@ import { parsePdf } from '../../../workers/ingest/src/parsers/pdf.ts';
 import type { Block, ExtractedImage, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
 
-const DOCS = '/work/shared/fixtures/docs';
+const DOCS = new URL('../../fixtures/docs', import.meta.url).pathname;
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PDF_MODULE = fileURLToPath(new URL('../../../workers/ingest/src/parsers/pdf.ts', import.meta.url));
 const execFileAsync = promisify(execFile);
