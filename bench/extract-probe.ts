@@ -12,8 +12,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getResolvedPDFJS } from 'unpdf';
-import { typeFromExtension } from '#core/documents/sniff.ts';
-import { chunkBlocks } from '../workers/ingest/src/chunking.ts';
+import { typeFromExtension } from '#core/documents/detect-type.ts';
+import { chunkBlocks } from '../workers/ingest/src/chunking/chunk-blocks.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
 import { DEFAULT_PARSE_LIMITS } from '../workers/ingest/src/parsers/types.ts';
 import { PDF_PAGES_PER_STEP } from '../workers/ingest/src/pipeline/extract.ts';

@@ -1,74 +1,46 @@
 /**
- * The whole local stack for the ingestion benchmark, started the way test/support/global-setup.ts
- * does (devstack in this process, both workers under `wrangler dev`), and a client that talks to it
- * over HTTP like any user: sign up, create a collection, upload, poll the job.
+ * The whole local stack for the ingestion benchmark, a local deployment like the tests' (devstack in
+ * this process, the API and ingest workers under `wrangler dev`), and a client that talks to it over
+ * HTTP like any user: sign up, create a collection, upload, poll the job.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort } from '../devstack/ports.ts';
-import { apiWorkerVars, ingestWorkerVars, startDevstack } from '../devstack/stack.ts';
-import { startWorker } from '../devstack/worker.ts';
+import { fastRetries, type LocalDeploymentOptions, startLocalDeployment } from '../devstack/deployment.ts';
 
 export interface BenchStack {
   apiUrl: string;
   supabaseUrl: string;
   anonKey: string;
-  /** The wrangler process of the ingest worker; its workerd child runs the invocations. */
+  /** The wrangler processes of the API and ingest workers; their workerd children run the invocations. */
+  apiWranglerPid: number;
   ingestWranglerPid: number;
   embeddings: string;
   stop(): Promise<void>;
 }
 
-export async function startBenchStack(): Promise<BenchStack> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'rag-bench-ingest-'));
-  const cleanups: (() => Promise<unknown>)[] = [() => rm(dataDir, { recursive: true, force: true })];
-  const stop = async () => {
-    for (const step of cleanups) await step().catch(() => {});
+/**
+ * No scoring worker: answers are recorded but not scored, so scoring does not compete for the cores.
+ * `options` puts something between the workers and the devstack, or uses another database.
+ */
+export async function startBenchStack(
+  options: Pick<LocalDeploymentOptions, 'beforeWorkers'> & { databaseUrl?: string } = {},
+): Promise<BenchStack> {
+  const deployment = await startLocalDeployment({
+    devstack: { databaseUrl: options.databaseUrl, qstashBackoffMs: fastRetries },
+    scoring: false,
+    beforeWorkers: options.beforeWorkers,
+    quiet: true,
+    logFiles: { api: process.env.BENCH_API_LOG, ingest: process.env.BENCH_INGEST_LOG },
+  });
+  const { stack } = deployment;
+  return {
+    apiUrl: deployment.api.url,
+    supabaseUrl: stack.supabaseUrl,
+    anonKey: stack.keys.anonKey,
+    apiWranglerPid: deployment.api.process.pid as number,
+    ingestWranglerPid: deployment.ingest.process.pid as number,
+    embeddings: stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'none (sparse vectors only)',
+    stop: deployment.stop,
   };
-  try {
-    const stack = await startDevstack({
-      dataDir,
-      ephemeral: true,
-      apiPort: await freePort(),
-      postgresPort: await freePort(),
-      qstashBackoffMs: (retry) => 150 * 2 ** retry,
-    });
-    cleanups.unshift(() => stack.stop());
-    const ingestUrl = `http://127.0.0.1:${await freePort()}`;
-    // A state dir each: two workerd processes starting on one SQLite file collide (SQLITE_BUSY).
-    const common = (config: string) => ({
-      config,
-      hyperdrive: { HYPERDRIVE: stack.databaseUrl },
-      persistTo: join(dataDir, 'wrangler', config.replaceAll('/', '_')),
-      quiet: true,
-    });
-    const [ingest, api] = await Promise.all([
-      startWorker({
-        ...common('workers/ingest/wrangler.toml'),
-        port: Number(new URL(ingestUrl).port),
-        vars: ingestWorkerVars(stack, ingestUrl),
-        logFile: process.env.BENCH_INGEST_LOG,
-      }),
-      freePort().then((port) => startWorker({ ...common('wrangler.toml'), port, vars: apiWorkerVars(stack, ingestUrl) })),
-    ]);
-    cleanups.unshift(
-      () => ingest.stop(),
-      () => api.stop(),
-    );
-    return {
-      apiUrl: api.url,
-      supabaseUrl: stack.supabaseUrl,
-      anonKey: stack.keys.anonKey,
-      ingestWranglerPid: ingest.process.pid as number,
-      embeddings: stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'none (sparse vectors only)',
-      stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
 }
 
 export async function signUp(stack: BenchStack): Promise<string> {

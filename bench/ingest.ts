@@ -18,8 +18,8 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getDocumentProxy } from 'unpdf';
-import { typeFromExtension } from '#core/documents/sniff.ts';
-import { chunkBlocks } from '../workers/ingest/src/chunking.ts';
+import { typeFromExtension } from '#core/documents/detect-type.ts';
+import { chunkBlocks } from '../workers/ingest/src/chunking/chunk-blocks.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
 import type { ProbeResult } from './extract-probe.ts';
 import {

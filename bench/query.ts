@@ -19,16 +19,11 @@
  * Postgres connections, so each request's model time is measured, not estimated.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { freePort } from '../devstack/ports.ts';
-import { apiWorkerVars, ingestWorkerVars, startDevstack } from '../devstack/stack.ts';
-import { startWorker } from '../devstack/worker.ts';
 import { createTestDatabase } from '../test/support/real-postgres.ts';
-import { type BenchStack, createCollection, ingestAll, signUp, workerRuntimePid } from './ingest-e2e.ts';
+import { type BenchStack, createCollection, ingestAll, signUp, startBenchStack, workerRuntimePid } from './ingest-e2e.ts';
 import { type DbProxy, type ModelCall, type ModelProxy, overlap, startDbProxy, startModelProxy } from './timing-proxies.ts';
 
 const { values: flags } = parseArgs({
@@ -88,91 +83,56 @@ function pubmedCorpus(count: number): { files: { name: string; bytes: Uint8Array
 
 interface QueryStack {
   bench: BenchStack;
-  /** The API worker's `wrangler dev` process; its workerd children serve the requests. */
-  apiWranglerPid: number;
   model: ModelProxy;
   db: DbProxy;
-  embeddings: string;
   stop(): Promise<void>;
 }
 
 /**
- * The stack of bench/ingest-e2e.ts (devstack in this process, API and ingest workers under `wrangler dev`),
- * with the API worker's model endpoint and database behind timing proxies. No scoring worker: the
- * exchanges are recorded but not scored, so scoring does not compete for the two cores.
+ * The stack of bench/ingest-e2e.ts with the API worker's model endpoint and database behind timing
+ * proxies; with --database postgres, on a fresh database dropped afterwards.
  */
 async function startQueryStack(): Promise<QueryStack> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'rag-bench-query-'));
-  const cleanups: (() => Promise<unknown>)[] = [() => rm(dataDir, { recursive: true, force: true })];
-  const stop = async () => {
-    for (const step of cleanups) await step().catch(() => {});
-  };
+  let drop: (() => Promise<unknown>) | undefined;
+  let databaseUrl: string | undefined;
+  if (database === 'postgres') {
+    const created = await createTestDatabase();
+    if (!created) throw new Error('--database postgres: no PostgreSQL server answers at TEST_DATABASE_URL');
+    ({ url: databaseUrl, drop } = created);
+  }
+  let proxies: { model: ModelProxy; db: DbProxy } | undefined;
   try {
-    let databaseUrl: string | undefined;
-    if (database === 'postgres') {
-      const created = await createTestDatabase();
-      if (!created) throw new Error('--database postgres: no PostgreSQL server answers at TEST_DATABASE_URL');
-      databaseUrl = created.url;
-      cleanups.unshift(created.drop);
-    }
-    const stack = await startDevstack({
-      dataDir,
+    const bench = await startBenchStack({
       databaseUrl,
-      ephemeral: true,
-      apiPort: await freePort(),
-      postgresPort: await freePort(),
-      qstashBackoffMs: (retry) => 150 * 2 ** retry,
-    });
-    cleanups.unshift(() => stack.stop());
-    const model = await startModelProxy(new URL(stack.openaiBaseUrl).origin);
-    cleanups.unshift(() => model.stop());
-    const db = await startDbProxy(stack.databaseUrl);
-    cleanups.unshift(() => db.stop());
-
-    const ingestUrl = `http://127.0.0.1:${await freePort()}`;
-    const common = (config: string, databaseUrl: string) => ({
-      config,
-      hyperdrive: { HYPERDRIVE: databaseUrl },
-      persistTo: join(dataDir, 'wrangler', config.replaceAll('/', '_')),
-      quiet: true,
-    });
-    const apiVars = apiWorkerVars(stack, ingestUrl);
-    const openai = new URL(stack.openaiBaseUrl);
-    apiVars.OPENAI_BASE_URL = `${model.url}${openai.pathname}`;
-    const [ingest, api] = await Promise.all([
-      startWorker({
-        ...common('workers/ingest/wrangler.toml', stack.databaseUrl),
-        port: Number(new URL(ingestUrl).port),
-        vars: ingestWorkerVars(stack, ingestUrl),
-      }),
-      freePort().then((port) =>
-        startWorker({ ...common('wrangler.toml', db.url), port, vars: apiVars, logFile: process.env.BENCH_API_LOG }),
-      ),
-    ]);
-    cleanups.unshift(
-      () => ingest.stop(),
-      () => api.stop(),
-    );
-    const embeddings = stack.embeddings
-      ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)`
-      : 'none (sparse BM25 only)';
-    return {
-      bench: {
-        apiUrl: api.url,
-        supabaseUrl: stack.supabaseUrl,
-        anonKey: stack.keys.anonKey,
-        ingestWranglerPid: ingest.process.pid as number,
-        embeddings,
-        stop,
+      beforeWorkers: async (stack) => {
+        const model = await startModelProxy(new URL(stack.openaiBaseUrl).origin);
+        const db = await startDbProxy(stack.databaseUrl).catch(async (error: unknown) => {
+          await model.stop();
+          throw error;
+        });
+        proxies = { model, db };
+        return {
+          vars: { api: { OPENAI_BASE_URL: `${model.url}${new URL(stack.openaiBaseUrl).pathname}` } },
+          databaseUrls: { api: db.url },
+          stop: async () => {
+            await db.stop();
+            await model.stop();
+          },
+        };
       },
-      apiWranglerPid: api.process.pid as number,
+    });
+    const { model, db } = proxies as NonNullable<typeof proxies>;
+    return {
+      bench,
       model,
       db,
-      embeddings,
-      stop,
+      stop: async () => {
+        await bench.stop();
+        await drop?.();
+      },
     };
   } catch (error) {
-    await stop();
+    await drop?.().catch(() => {});
     throw error;
   }
 }
@@ -617,7 +577,7 @@ async function main() {
     const stack = await startQueryStack();
     try {
       log(
-        `\nDEVSTACK_TOKEN_DELAY_MS=${delay}, database ${database}: stack up in ${((performance.now() - started) / 1000).toFixed(1)} s; embeddings: ${stack.embeddings}`,
+        `\nDEVSTACK_TOKEN_DELAY_MS=${delay}, database ${database}: stack up in ${((performance.now() - started) / 1000).toFixed(1)} s; embeddings: ${stack.bench.embeddings}`,
       );
       const token = await signUp(stack.bench);
       const collectionId = await createCollection(stack.bench, token, 'query-bench');
@@ -635,7 +595,7 @@ async function main() {
         if (warmErrors.length > 0) throw new Error(`warm-up failed: ${warmErrors[0]?.error}`);
         const healthFloor = await httpFloor(stack.bench.apiUrl, 50);
         const before = loadavg();
-        const cpu = cpuWindow(stack.apiWranglerPid);
+        const cpu = cpuWindow(stack.bench.apiWranglerPid);
         const windowStart = performance.now();
         const { samples, wallMs } = await run(stack, token, collectionId, corpus.questions, concurrency, total);
         const extra = {

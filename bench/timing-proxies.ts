@@ -6,7 +6,7 @@
  */
 import { Agent, createServer, type IncomingMessage, request } from 'node:http';
 import { createServer as createTcpServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
-import { parseAnswerPrompt } from '../devstack/models/extractive-engine.ts';
+import { parseAnswerPrompt } from '../devstack/models/answer-prompt-parser.ts';
 
 export interface ModelCall {
   method: string;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createAuthApp } from './auth/app.ts';
 import { createDohApp } from './dns/server.ts';
 import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
@@ -190,7 +191,7 @@ async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket:
   const response = await fetch(`${supabaseUrl}/storage/v1/bucket`, {
     method: 'POST',
     headers: { apikey: serviceRoleKey, authorization: `Bearer ${serviceRoleKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: bucket, name: bucket, public: false, file_size_limit: 50 * 1024 * 1024 }),
+    body: JSON.stringify({ id: bucket, name: bucket, public: false, file_size_limit: MAX_DOCUMENT_BYTES }),
   });
   if (response.ok) return;
   // Like the real API, Storage answers "already exists" as a 400 whose body says 409.
@@ -207,55 +208,4 @@ function listen(app: Hono, hostname: string, port: number) {
     (server as import('node:http').Server).keepAliveTimeout = 65_000;
     server.once('error', reject);
   });
-}
-
-/** Settings both workers need to talk to this devstack. */
-function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> {
-  return {
-    SUPABASE_URL: stack.supabaseUrl,
-    SUPABASE_SERVICE_ROLE_KEY: stack.keys.serviceRoleKey,
-    STORAGE_BUCKET: stack.storageBucket,
-    QSTASH_URL: stack.qstashUrl,
-    QSTASH_TOKEN: stack.keys.services.qstashToken,
-    UPSTASH_VECTOR_REST_URL: stack.vectorUrl,
-    UPSTASH_VECTOR_REST_TOKEN: stack.keys.services.vectorToken,
-    INGEST_WORKER_URL: ingestUrl,
-    DNS_OVER_HTTPS_URL: stack.dohUrl,
-    OPENAI_BASE_URL: stack.openaiBaseUrl,
-    OPENAI_API_KEY: stack.keys.services.modelApiKey,
-    ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
-    ...(process.env.INGEST_TRUSTED_ORIGINS ? { INGEST_TRUSTED_ORIGINS: process.env.INGEST_TRUSTED_ORIGINS } : {}),
-  };
-}
-
-/** The settings the API worker needs to talk to this devstack. */
-export function apiWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl?: string): Record<string, string> {
-  return {
-    ...sharedVars(stack, ingestUrl),
-    // Without a scoring worker, evaluation records stay unscored.
-    ...(scoringUrl ? { SCORING_WORKER_URL: scoringUrl } : {}),
-    AUTH_JWKS_URL: stack.jwksUrl,
-    AUTH_ISSUER: stack.issuer,
-    CHAT_MODEL: stack.textModel,
-  };
-}
-
-/** The settings the scoring worker needs; without JUDGE_MODEL it uses the lexical scorer. */
-export function scoringWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl: string): Record<string, string> {
-  return {
-    ...sharedVars(stack, ingestUrl),
-    SCORING_WORKER_URL: scoringUrl,
-    QSTASH_CURRENT_SIGNING_KEY: stack.keys.services.qstashCurrentSigningKey,
-    QSTASH_NEXT_SIGNING_KEY: stack.keys.services.qstashNextSigningKey,
-  };
-}
-
-/** The settings the ingest worker needs; with no embedding model it writes sparse vectors only. */
-export function ingestWorkerVars(stack: Devstack, ingestUrl: string): Record<string, string> {
-  return {
-    ...sharedVars(stack, ingestUrl),
-    QSTASH_CURRENT_SIGNING_KEY: stack.keys.services.qstashCurrentSigningKey,
-    QSTASH_NEXT_SIGNING_KEY: stack.keys.services.qstashNextSigningKey,
-    VISION_MODEL: stack.visionModel,
-  };
 }

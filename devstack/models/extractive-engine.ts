@@ -1,72 +1,12 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { tokenize } from '#core/retrieval/sparse.ts';
-import {
-  HEADER_LIKE_LINE,
-  NO_ANSWER,
-  PASSAGE_HEADER,
-  PASSAGES_HEADING,
-  QUESTION_PREFIX,
-} from '../../src/api/services/answer-prompt.ts';
-import { splitSentences } from '../../workers/ingest/src/chunking.ts';
+import { NO_ANSWER } from '#core/contracts/answer-prompt-format.ts';
+import { type ParsedAnswerPrompt, parseAnswerPrompt } from './answer-prompt-parser.ts';
 import { truncateToTokens } from './chat-format.ts';
-import type { ChatMessage, TextEngine } from './chat-handler.ts';
+import type { TextEngine } from './chat-handler.ts';
+import { sentences, terms } from './text-analysis.ts';
 
 /** The name the model server gives this engine. */
 export const EXTRACTIVE_MODEL = 'devstack-extractive';
-
-export interface ParsedPassage {
-  /** 1-based, as cited. */
-  number: number;
-  source: string;
-  page?: number;
-  text: string;
-}
-
-export interface ParsedAnswerPrompt {
-  question: string;
-  passages: ParsedPassage[];
-}
-
-/**
- * Reads the question and numbered passages back out of the last user message, in the layout of
- * src/query/prompt.ts. A message in any other layout is taken whole as the question, with no passages.
- */
-export function parseAnswerPrompt(messages: readonly ChatMessage[]): ParsedAnswerPrompt {
-  const content = messages.findLast((m) => m.role === 'user')?.content ?? '';
-  const lines = content.replace(/\r\n?/gu, '\n').split('\n');
-  const questionAt = lines.findIndex((line) => line.startsWith(QUESTION_PREFIX));
-  if (questionAt < 0) return { question: content.replace(/\s+/gu, ' ').trim(), passages: [] };
-  const question = (lines[questionAt] as string).slice(QUESTION_PREFIX.length).trim();
-  const headingAt = lines.indexOf(PASSAGES_HEADING, questionAt + 1);
-  if (headingAt < 0) return { question, passages: [] };
-
-  const passages: ParsedPassage[] = [];
-  let body: string[] = [];
-  const close = () => {
-    const passage = passages.at(-1);
-    if (!passage) return;
-    while (body.length > 0 && body.at(-1)?.trim() === '') body.pop();
-    passage.text = body.map((line) => (line.startsWith(' ') && HEADER_LIKE_LINE.test(line) ? line.slice(1) : line)).join('\n');
-    body = [];
-  };
-  for (const line of lines.slice(headingAt + 1)) {
-    const header = PASSAGE_HEADER.exec(line);
-    // Only the next number opens a passage, which keeps a stray "[7] (source: …" in a text where it belongs.
-    if (header && Number(header[1]) === passages.length + 1) {
-      close();
-      passages.push({
-        number: passages.length + 1,
-        source: header[2] as string,
-        ...(header[3] === undefined ? {} : { page: Number(header[3]) }),
-        text: '',
-      });
-    } else if (passages.length > 0 && (body.length > 0 || line.trim() !== '')) {
-      body.push(line);
-    }
-  }
-  close();
-  return { question, passages };
-}
 
 export interface ExtractiveOptions {
   /** Most sentences in an answer. */
@@ -102,7 +42,7 @@ const DUPLICATE_JACCARD = 0.8;
 // Words that frame a question rather than name its subject. Lucene's stop set keeps them, and left in they would
 // count as unmatched terms and sink every sentence's coverage.
 const QUESTION_WORDS: ReadonlySet<string> = new Set(
-  tokenize(
+  terms(
     'what which who whom whose when where why how does do did done am were been being can could would should shall ' +
       'may might must ' +
       'has have had i me my we our you your please tell explain describe give list name according document documents ' +
@@ -149,7 +89,7 @@ function passageSentences(text: string): string[] {
     }
     open = true;
   }
-  return paragraphs.flatMap((p) => splitSentences(p));
+  return paragraphs.flatMap(sentences);
 }
 
 function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
@@ -166,7 +106,7 @@ function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
  */
 export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOptions = {}): ExtractedSentence[] {
   const { maxSentences, minCoverage, relativeFloor, rankBoost } = { ...DEFAULTS, ...options };
-  const questionTerms = [...new Set(tokenize(parsed.question))].filter((t) => !QUESTION_WORDS.has(t));
+  const questionTerms = [...new Set(terms(parsed.question))].filter((t) => !QUESTION_WORDS.has(t));
   if (questionTerms.length === 0 || parsed.passages.length === 0) return [];
 
   const candidates: Candidate[] = parsed.passages.flatMap((passage, rank) =>
@@ -175,7 +115,7 @@ export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOpt
       rank,
       position,
       text,
-      terms: tokenize(text),
+      terms: terms(text),
       words: text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0,
     })),
   );
@@ -226,10 +166,10 @@ export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOpt
   const chosenTerms: Set<string>[] = [];
   for (const sentence of scored) {
     if (chosen.length >= maxSentences || sentence.score < relativeFloor * best) break;
-    const terms = new Set(sentence.candidate.terms);
-    if (chosenTerms.some((other) => jaccard(terms, other) >= DUPLICATE_JACCARD)) continue;
+    const vocabulary = new Set(sentence.candidate.terms);
+    if (chosenTerms.some((other) => jaccard(vocabulary, other) >= DUPLICATE_JACCARD)) continue;
     chosen.push(sentence);
-    chosenTerms.push(terms);
+    chosenTerms.push(vocabulary);
   }
   chosen.sort((a, b) => a.passage - b.passage || a.candidate.position - b.candidate.position);
   return chosen.map(({ passage, text, score }) => ({ passage, text, score }));

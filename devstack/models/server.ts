@@ -27,8 +27,8 @@ export interface ModelOptions {
   /** Let a hub id that is not in cacheDir be downloaded into it (needs internet). Off by default: CI has none. */
   allowDownload?: boolean;
   /**
-   * Answers text-only chat requests. Defaults to the extractive engine, which quotes the passages of a prompt built
-   * by src/query/prompt.ts; null turns text generation off, and such requests get 501.
+   * Answers text-only chat requests. Defaults to the extractive engine, which quotes the passages of a prompt in the
+   * layout of #core/contracts/answer-prompt-format.ts; null turns text generation off, and such requests get 501.
    */
   textEngine?: TextEngine | null;
   /** The name text-only requests may use besides the vision model's; defaults to DEFAULT_TEXT_MODEL. */

@@ -1,11 +1,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
-import { ZodError } from 'zod';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
-import { isMissingParent } from '#core/db/client.ts';
-import { AppError, STATUS_BY_CODE } from '#core/errors.ts';
 import type { App, AppEnv } from './context.ts';
+import { toHttpError, validationFailed } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
@@ -16,7 +13,7 @@ import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
 import { registerSystemRoutes } from './routes/system.ts';
-import { malformedBody, validationError } from './validation.ts';
+import { zodIssues } from './validation.ts';
 
 export const API_DESCRIPTION = `Retrieval-augmented question answering over your document collections.
 
@@ -37,17 +34,16 @@ export function createApp(): App {
   const app = new OpenAPIHono<AppEnv>({
     strict: false,
     defaultHook: (result) => {
-      if (!result.success) throw validationError(result.error, result.target);
+      if (!result.success) throw validationFailed(zodIssues(result.error, result.target));
     },
   });
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
   app.onError((error, c) => {
-    const appError = toAppError(error);
-    if (appError.code === 'internal_error' || error instanceof UpstreamError) console.error(`[${c.var.requestId}]`, error);
-    const status = STATUS_BY_CODE[appError.code];
-    if (status === 401) c.header('WWW-Authenticate', 'Bearer');
-    return c.json({ detail: appError.detail, code: appError.code, request_id: c.var.requestId }, status);
+    const failure = toHttpError(error);
+    if (failure.code === 'internal_error' || error instanceof UpstreamError) console.error(`[${c.var.requestId}]`, error);
+    if (failure.status === 401) c.header('WWW-Authenticate', 'Bearer');
+    return c.json({ detail: failure.detail, code: failure.code, request_id: c.var.requestId }, failure.status);
   });
   app.notFound((c) => c.json({ detail: 'Not found', code: 'not_found', request_id: c.var.requestId }, 404));
 
@@ -76,31 +72,4 @@ export function createApp(): App {
   }));
   registerDocsRoutes(app);
   return app;
-}
-
-function toAppError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
-  if (error instanceof ZodError) return validationError(error);
-  // A parent row (collection, session, user) was deleted by a concurrent request.
-  if (isMissingParent(error)) return new AppError('not_found', 'Not found: it was deleted in the meantime');
-  if (error instanceof UpstreamError) return upstreamError(error);
-  if (error instanceof HTTPException && error.status === 400) return malformedBody();
-  if (error instanceof HTTPException && error.status === 404) return new AppError('not_found', 'Not found');
-  return new AppError('internal_error', 'Internal server error');
-}
-
-/** Clients learn which service failed, never what it said. */
-function upstreamError(error: UpstreamError): AppError {
-  switch (error.service) {
-    case 'queue':
-      return new AppError('service_unavailable', 'The ingestion queue is unavailable; try again shortly');
-    case 'dns':
-      return new AppError('service_unavailable', 'The host name could not be resolved right now; try again shortly');
-    case 'storage':
-      return new AppError('upstream_failed', 'The storage service failed');
-    case 'vectors':
-      return new AppError('upstream_failed', 'The vector index failed');
-    case 'models':
-      return new AppError('upstream_failed', 'The model provider failed');
-  }
 }

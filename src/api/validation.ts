@@ -1,17 +1,15 @@
 import type { ZodError } from 'zod';
-import { AppError, type ValidationIssue } from '#core/errors.ts';
+import type { ValidationIssue } from './errors.ts';
 
 const LOCATION: Record<string, string> = { json: 'body', form: 'body', param: 'path', query: 'query', header: 'header' };
 
 /** Zod issues as the `{loc, msg, type}` list that clients of this contract parse. */
-export function validationError(error: ZodError, target = 'json'): AppError {
-  const issues: ValidationIssue[] = error.issues.map((issue) => ({
+export function zodIssues(error: ZodError, target = 'json'): ValidationIssue[] {
+  return error.issues.map((issue) => ({
     loc: [LOCATION[target] ?? target, ...issue.path.map((part) => (typeof part === 'number' ? part : String(part)))],
     msg: issue.message,
     type: issue.code === 'invalid_type' && /received undefined/.test(issue.message) ? 'missing' : issue.code,
   }));
-  return new AppError('validation_failed', issues);
 }
 
-export const malformedBody = () =>
-  new AppError('validation_failed', [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
+export const MALFORMED_BODY: ValidationIssue[] = [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }];

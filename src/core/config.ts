@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from './errors.ts';
+import { DomainError } from './errors.ts';
 import { parseTrustedOrigins } from './urls/url-policy.ts';
 
 export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
@@ -50,7 +50,7 @@ export function parseSettings<S extends z.ZodType<object>>(schema: S, env: objec
   if (!parsed.success) {
     const names = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '?')))];
     console.error(`Invalid configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
-    throw new AppError('misconfigured', `Service misconfigured: check setting ${names.join(', ')}`);
+    throw new DomainError('misconfigured', `Service misconfigured: check setting ${names.join(', ')}`);
   }
   cache.set(env, parsed.data);
   return parsed.data;

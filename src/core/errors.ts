@@ -1,57 +1,41 @@
-import { z } from '@hono/zod-openapi';
-
 /**
- * The closed set of error codes. Services throw AppError with one of these; only
- * the HTTP layer (statusFor, the app's onError) knows which status each maps to.
+ * What went wrong, in the domain's words. Services, core and the workers throw this;
+ * only a deployable's edge decides what a kind becomes (the API: a public code, a
+ * status and, for `invalid`, where in the request the field was).
  */
-export const ErrorCode = z.enum([
-  'unauthenticated',
-  'token_expired',
-  'invalid_token',
-  'forbidden',
-  'not_found',
-  'payload_too_large',
-  'unsupported_media_type',
-  'validation_failed',
-  'upstream_failed',
-  'service_unavailable',
-  'misconfigured',
-  'internal_error',
-]);
-export type ErrorCode = z.infer<typeof ErrorCode>;
+export type ErrorKind =
+  | 'unauthenticated'
+  | 'token_expired'
+  | 'invalid_token'
+  | 'forbidden'
+  | 'not_found'
+  | 'too_large'
+  | 'unsupported_type'
+  | 'invalid'
+  | 'unavailable'
+  | 'upstream_failed'
+  | 'misconfigured';
 
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
+export interface ErrorDetails {
+  /** The input that is wrong, named as the caller's input names it. */
+  field?: string;
+  /** A machine-readable reason for an `invalid` field. */
+  type?: string;
 }
 
-export class AppError extends Error {
+export class DomainError extends Error {
   constructor(
-    readonly code: ErrorCode,
-    readonly detail: string | ValidationIssue[],
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details: ErrorDetails = {},
   ) {
-    super(typeof detail === 'string' ? detail : 'Request validation failed');
-    this.name = 'AppError';
+    super(message);
+    this.name = 'DomainError';
   }
 }
 
-export const STATUS_BY_CODE = {
-  unauthenticated: 401,
-  token_expired: 401,
-  invalid_token: 401,
-  forbidden: 403,
-  not_found: 404,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  validation_failed: 422,
-  internal_error: 500,
-  misconfigured: 500,
-  upstream_failed: 502,
-  service_unavailable: 503,
-} as const satisfies Record<ErrorCode, number>;
-
-export type ErrorStatus = (typeof STATUS_BY_CODE)[ErrorCode];
-
-export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
-export const forbidden = (why: string) => new AppError('forbidden', why);
+export const notFound = (what: string) => new DomainError('not_found', `${what} not found`);
+export const forbidden = (why: string) => new DomainError('forbidden', why);
+export const invalid = (field: string, message: string, type = 'value_error') =>
+  new DomainError('invalid', message, { field, type });
+export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -6,23 +6,18 @@ import { serve } from '@hono/node-server';
 import { generateText, streamText } from 'ai';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_ANSWER, NO_PASSAGES_LINE } from '#core/contracts/answer-prompt-format.ts';
+import { parseAnswerPrompt } from '../../devstack/models/answer-prompt-parser.ts';
 import { estimateTokens } from '../../devstack/models/chat-format.ts';
 import {
   composeAnswer,
   createExtractiveEngine,
   EXTRACTIVE_MODEL,
   extractAnswer,
-  parseAnswerPrompt,
 } from '../../devstack/models/extractive-engine.ts';
 import { type ChatMessage, createModelServer, type ModelServer, type TextEngine } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
-import {
-  ANSWER_SYSTEM_PROMPT,
-  type AnswerSource,
-  buildAnswerPrompt,
-  NO_ANSWER,
-  NO_PASSAGES_LINE,
-} from '../../src/api/services/answer-prompt.ts';
+import { ANSWER_SYSTEM_PROMPT, type AnswerSource, buildAnswerPrompt } from '../../src/api/services/answer-prompt.ts';
 
 const apiKey = 'sk-extractive-test-key';
 

@@ -1,11 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
-import { freePort } from '../../devstack/ports.ts';
-import { apiWorkerVars, ingestWorkerVars, scoringWorkerVars, startDevstack } from '../../devstack/stack.ts';
-import { startWorker } from '../../devstack/worker.ts';
+import { fastRetries, startLocalDeployment } from '../../devstack/deployment.ts';
 import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';
 
@@ -42,20 +37,17 @@ declare module 'vitest' {
 }
 
 /**
- * Starts the devstack and the API worker under `wrangler dev`, once per project.
+ * Starts the devstack and the three workers under `wrangler dev`, once per project.
  * The signing key is made here so tests can mint tokens of every kind.
  */
 export default async function setup(project: TestProject) {
-  const realPostgres = project.name === 'postgres';
-  const dataDir = await mkdtemp(join(tmpdir(), `rag-test-${project.name}-`));
-  const cleanups: (() => Promise<unknown>)[] = [() => rm(dataDir, { recursive: true, force: true })];
-
+  const cleanups: (() => Promise<unknown>)[] = [];
   let databaseUrl: string | undefined;
-  if (realPostgres) {
+  if (project.name === 'postgres') {
     const created = await createTestDatabase();
     if (!created) {
       project.provide('stack', { engine: 'skipped' } as never);
-      return () => cleanup(cleanups);
+      return;
     }
     databaseUrl = created.url;
     cleanups.unshift(created.drop);
@@ -65,49 +57,23 @@ export default async function setup(project: TestProject) {
   const privateJwk = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'test-key-1' });
   process.env.DEVSTACK_JWT_PRIVATE_JWK = privateJwk;
 
-  const stack = await startDevstack({
-    dataDir,
-    databaseUrl,
-    ephemeral: true,
-    apiPort: await freePort(),
-    postgresPort: await freePort(),
-    // Retries in a second or two, not QStash's minutes.
-    qstashBackoffMs: (retry) => 150 * 2 ** retry,
-  });
-  cleanups.unshift(() => stack.stop());
   const pages = await startPageServer();
   cleanups.unshift(() => pages.stop());
-
-  const ingestUrl = `http://127.0.0.1:${await freePort()}`;
-  const hyperdrive = { HYPERDRIVE: stack.databaseUrl };
-  const trusted = { INGEST_TRUSTED_ORIGINS: pages.url };
-  const start = (config: string, url: string, vars: Record<string, string>, log?: string) =>
-    startWorker({
-      config,
-      port: Number(new URL(url).port),
-      vars: { ...vars, ...trusted },
-      hyperdrive,
-      // One state dir each: two workerd processes starting on one SQLite file collide (SQLITE_BUSY).
-      persistTo: join(dataDir, 'wrangler', config.replaceAll('/', '_')),
-      quiet: true,
-      logFile: log,
-    });
-  const scoringUrl = `http://127.0.0.1:${await freePort()}`;
-  const apiVars = apiWorkerVars(stack, ingestUrl, scoringUrl);
-  const workers = await Promise.all([
-    start('workers/ingest/wrangler.toml', ingestUrl, ingestWorkerVars(stack, ingestUrl), process.env.TEST_INGEST_LOG),
-    start('workers/scoring/wrangler.toml', scoringUrl, scoringWorkerVars(stack, ingestUrl, scoringUrl)),
-    freePort().then((port) => start('wrangler.toml', `http://127.0.0.1:${port}`, apiVars, process.env.TEST_WORKER_LOG)),
-  ]).catch(async (error) => {
+  const deployment = await startLocalDeployment({
+    devstack: { databaseUrl, qstashBackoffMs: fastRetries },
+    vars: { INGEST_TRUSTED_ORIGINS: pages.url },
+    quiet: true,
+    logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG },
+  }).catch(async (error) => {
     await cleanup(cleanups);
     throw error;
   });
-  for (const worker of workers) cleanups.unshift(() => worker.stop());
-  const api = workers[2] as (typeof workers)[number];
+  cleanups.unshift(() => deployment.stop());
+  const { stack } = deployment;
 
   project.provide('stack', {
     engine: stack.databaseEngine,
-    apiUrl: api.url,
+    apiUrl: deployment.api.url,
     supabaseUrl: stack.supabaseUrl,
     issuer: stack.issuer,
     jwksUrl: stack.jwksUrl,
@@ -115,9 +81,9 @@ export default async function setup(project: TestProject) {
     serviceRoleKey: stack.keys.serviceRoleKey,
     databaseUrl: stack.databaseUrl,
     privateJwk,
-    persistDir: dataDir,
-    ingestUrl,
-    scoringUrl,
+    persistDir: deployment.dataDir,
+    ingestUrl: deployment.ingest.url,
+    scoringUrl: deployment.scoring?.url as string,
     storageBucket: stack.storageBucket,
     vectorUrl: stack.vectorUrl,
     vectorToken: stack.keys.services.vectorToken,
@@ -131,7 +97,7 @@ export default async function setup(project: TestProject) {
     modelApiKey: stack.keys.services.modelApiKey,
     pagesUrl: pages.url,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
-    apiVars: { ...apiVars, ...trusted },
+    apiVars: deployment.apiVars,
   });
   return () => cleanup(cleanups);
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type Chunk, chunkBlocks, defaultOverlap, splitSentences } from '../../workers/ingest/src/chunking.ts';
+import { splitSentences } from '#core/text/sentences.ts';
+import type { Chunk } from '../../workers/ingest/src/chunking/chunk.ts';
+import { chunkBlocks, defaultOverlap } from '../../workers/ingest/src/chunking/chunk-blocks.ts';
 import type { Block } from '../../workers/ingest/src/parsers/types.ts';
 
 const WORDS = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon'.split(

@@ -3,8 +3,9 @@ import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from '#core/evals/lexical-scorer.ts';
-import { answerStatements, isRefusal, splitSentences } from '#core/evals/statements.ts';
+import { answerStatements, isRefusal } from '#core/evals/statements.ts';
 import { tokenize } from '#core/retrieval/sparse.ts';
+import { splitSentences } from '#core/text/sentences.ts';
 
 const TOWER =
   "The Eiffel Tower was completed in 1889 as the entrance arch to the World's Fair. It is 330 metres tall and was " +

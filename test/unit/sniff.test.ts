@@ -1,6 +1,7 @@
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { CONTENT_TYPES, detectTextEncoding, detectUploadType, sniffType, typeFromExtension } from '#core/documents/sniff.ts';
+import { CONTENT_TYPES, detectUploadType, sniffType, typeFromExtension } from '#core/documents/detect-type.ts';
+import { detectTextEncoding } from '#core/documents/text-encoding.ts';
 import { fixture } from '../support/parsing.ts';
 
 const HEAD = 64 * 1024;

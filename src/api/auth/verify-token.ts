@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, customFetch, errors, type JWTPayload, jwtVerify } from 'jose';
-import { AppError } from '#core/errors.ts';
+import { DomainError, unavailable } from '#core/errors.ts';
 import type { Caller } from './caller.ts';
 
 type RemoteJwks = ReturnType<typeof createRemoteJWKSet>;
@@ -58,14 +58,11 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
     if (FOREIGN_KEY_HEADERS.some((name) => name in result.protectedHeader)) throw invalidToken();
     payload = result.payload;
   } catch (error) {
-    if (error instanceof AppError) throw error;
-    if (error instanceof errors.JWTExpired) throw new AppError('token_expired', 'Token expired');
+    if (error instanceof DomainError) throw error;
+    if (error instanceof errors.JWTExpired) throw new DomainError('token_expired', 'Token expired');
     // With keys cached, an unreachable provider only means the kid is unknown.
     if ((error instanceof JwksUnavailable || error instanceof errors.JWKSTimeout) && !keySet.jwks()) {
-      throw new AppError(
-        'service_unavailable',
-        'Authentication is temporarily unavailable: the identity provider cannot be reached',
-      );
+      throw unavailable('Authentication is temporarily unavailable: the identity provider cannot be reached');
     }
     throw invalidToken();
   }
@@ -79,7 +76,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   };
 }
 
-const invalidToken = () => new AppError('invalid_token', 'Invalid token');
+const invalidToken = () => new DomainError('invalid_token', 'Invalid token');
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

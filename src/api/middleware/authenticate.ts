@@ -1,5 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import { AppError } from '#core/errors.ts';
+import { DomainError } from '#core/errors.ts';
 import { verifyAccessToken } from '../auth/verify-token.ts';
 import { loadConfig } from '../config.ts';
 import type { AppEnv } from '../context.ts';
@@ -11,7 +11,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const config = loadConfig(c.env);
   c.set('config', config);
   const match = BEARER.exec(c.req.header('Authorization')?.trim() ?? '');
-  if (!match?.[1]) throw new AppError('unauthenticated', 'Not authenticated');
+  if (!match?.[1]) throw new DomainError('unauthenticated', 'Not authenticated');
   c.set(
     'caller',
     await verifyAccessToken(match[1], {

@@ -92,7 +92,7 @@ export function registerCollectionRoutes(app: App) {
   });
   app.openapi(list, async (c) => c.json(await c.var.services.collections.list(c.var.caller), 200));
   app.openapi(remove, async (c) => {
-    const deleted = await c.var.services.documents.deleteCollection(c.var.caller, c.req.valid('param').id);
+    const deleted = await c.var.services.collections.delete(c.var.caller, c.req.valid('param').id);
     return c.json({ deleted }, 200);
   });
   app.openapi(getConfig, async (c) =>

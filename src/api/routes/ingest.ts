@@ -1,11 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '#core/errors.ts';
+import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import type { App } from '../context.ts';
 import { DeletedSchema, DocumentSchema } from '../schemas/collections.ts';
 import { json, pathParam } from '../schemas/common.ts';
 import { authErrors, errorResponses } from '../schemas/error.ts';
 import { IngestQuery, JobCreatedSchema, JobParams, JobSchema, UploadSchema, UrlIngestSchema } from '../schemas/ingest.ts';
-import { MAX_UPLOAD_BYTES } from '../services/ingest.ts';
+import { uploadTooLarge } from '../services/ingest.ts';
 import { openFilePart } from '../uploads/multipart.ts';
 
 const tags = ['Ingestion'];
@@ -73,14 +73,14 @@ const getJob = createRoute({
 });
 
 // Room for the multipart framing around a file of the maximum size.
-const MAX_BODY_BYTES = MAX_UPLOAD_BYTES + 64 * 1024;
+const MAX_BODY_BYTES = MAX_DOCUMENT_BYTES + 64 * 1024;
 
 export function registerIngestRoutes(app: App) {
   // Documented in OpenAPI but not validated by it: that would buffer a 50 MB body.
   app.openAPIRegistry.registerPath(upload);
   app.post(upload.path, async (c) => {
     const declared = Number(c.req.header('content-length') ?? 0);
-    if (declared > MAX_BODY_BYTES) throw new AppError('payload_too_large', 'The file is larger than 50 MB');
+    if (declared > MAX_BODY_BYTES) throw uploadTooLarge();
     const file = await openFilePart(c.req.raw);
     try {
       const jobId = await c.var.services.ingest.uploadFile(c.var.caller, c.req.query('collection_id') || undefined, file);

@@ -1,9 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { streamSSE } from 'hono/streaming';
 import type { App } from '../context.ts';
 import { json } from '../schemas/common.ts';
 import { authErrors, errorResponses } from '../schemas/error.ts';
 import { QueryRequestSchema, SearchRequestSchema, SearchResponseSchema } from '../schemas/query.ts';
+import type { AnswerEvent } from '../services/answer.ts';
+import { passageJson, type Retrieval } from '../services/retrieval.ts';
 
 const tags = ['Query'];
 
@@ -46,59 +48,75 @@ session, when given) with an evaluation record that is scored asynchronously.`,
 
 export function registerQueryRoutes(app: App) {
   app.openapi(ask, async (c) => {
-    const startedAt = performance.now();
     const body = c.req.valid('json');
-    const input = {
-      question: body.question,
-      collectionId: body.collection_id || undefined,
-      sessionId: body.session_id || undefined,
-      topK: body.top_k,
-    };
-    const { answer } = c.var.services;
-    const prepared = await answer.prepare(c.var.caller, input);
     // Aborted when the client goes away (the request's signal, or the response stream being
     // cancelled): generation stops with it, and what was produced is still recorded.
     const gone = new AbortController();
     c.req.raw.signal.addEventListener('abort', () => gone.abort());
-    // The stream outlives this handler; the database must stay open until it and its recording end.
-    let streamEnded!: () => void;
-    c.var.background(new Promise<void>((resolve) => (streamEnded = resolve)));
+    const answer = await c.var.services.answer.ask(
+      c.var.caller,
+      {
+        question: body.question,
+        collectionId: body.collection_id || undefined,
+        sessionId: body.session_id || undefined,
+        topK: body.top_k,
+      },
+      { signal: gone.signal },
+    );
+    // The events outlive this handler; the database must stay open until they end and the exchange is recorded.
+    c.var.background(
+      answer.recorded.catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
+    );
     return streamSSE(c, async (stream) => {
       stream.onAbort(() => gone.abort());
-      try {
-        await answerStream(stream);
-      } finally {
-        streamEnded();
-      }
-    });
-
-    async function answerStream(stream: SSEStreamingApi) {
       // A write to a client that has left never settles in workerd, so none waits past the abort.
       const left = new Promise<void>((resolve) => gone.signal.addEventListener('abort', () => resolve()));
-      const send = async (event: string, data: unknown) => {
-        if (gone.signal.aborted) return;
-        await Promise.race([stream.writeSSE({ event, data: JSON.stringify(data) }).catch(() => gone.abort()), left]);
-      };
-      const outcome = await answer.stream(prepared, send, gone.signal, (error) =>
-        console.error(`[${c.var.requestId}] generation failed:`, error),
-      );
-      // Recorded whatever happened, after the stream: a client that left still gets its history.
-      c.var.background(
-        answer
-          .record(c.var.caller, input, prepared, outcome, startedAt)
-          .catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
-      );
-    }
+      for await (const event of answer) {
+        if (event.type === 'error') console.error(`[${c.var.requestId}] generation failed:`, event.cause);
+        if (gone.signal.aborted) continue;
+        await Promise.race([stream.writeSSE(toSse(event)).catch(() => gone.abort()), left]);
+      }
+    });
   });
 
   app.openapi(search, async (c) => {
     const { question, collection_id, top_k } = c.req.valid('json');
-    const retrieval = await c.var.services.query.retrieve(c.var.caller, {
+    const found = await c.var.services.retrieval.retrieve(c.var.caller, {
       question,
       collectionId: collection_id || undefined,
       topK: top_k,
     });
-    const { sources, embedding_latency_ms, retrieval_latency_ms } = retrieval;
-    return c.json({ sources, embedding_latency_ms, retrieval_latency_ms }, 200);
+    return c.json(retrievalJson(found), 200);
   });
+}
+
+function retrievalJson({
+  passages,
+  embeddingLatencyMs,
+  retrievalLatencyMs,
+}: Pick<Retrieval, 'passages' | 'embeddingLatencyMs' | 'retrievalLatencyMs'>) {
+  return {
+    sources: passages.map(passageJson),
+    embedding_latency_ms: embeddingLatencyMs,
+    retrieval_latency_ms: retrievalLatencyMs,
+  };
+}
+
+function toSse(event: AnswerEvent): { event: AnswerEvent['type']; data: string } {
+  switch (event.type) {
+    case 'metadata':
+      return { event: event.type, data: JSON.stringify(retrievalJson(event)) };
+    case 'token':
+      return { event: event.type, data: JSON.stringify({ token: event.token }) };
+    case 'done':
+      return {
+        event: event.type,
+        data: JSON.stringify({
+          generation_latency_ms: event.generationLatencyMs,
+          time_to_first_token_ms: event.timeToFirstTokenMs,
+        }),
+      };
+    case 'error':
+      return { event: event.type, data: JSON.stringify({ message: event.message }) };
+  }
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ErrorCode, type ErrorStatus } from '#core/errors.ts';
+import { ErrorCode, type ErrorStatus } from '../errors.ts';
 
 export const ValidationIssueSchema = z.object({
   loc: z.array(z.union([z.string(), z.number()])).openapi({ example: ['body', 'name'] }),

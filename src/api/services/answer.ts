@@ -6,125 +6,139 @@ import type { SessionRepo } from '#core/db/sessions.ts';
 import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
-import { buildAnswerPrompt } from './answer-prompt.ts';
-import type { QueryService, Retrieval } from './retrieval.ts';
+import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
+import { passageJson, type Retrieval, type RetrievalService, type RetrievedPassage } from './retrieval.ts';
 
-export interface AnswerInput {
+export interface AskInput {
   question: string;
   collectionId?: string;
   sessionId?: string;
   topK: number;
 }
 
-export type Prepared = Retrieval & { prompt: ReturnType<typeof buildAnswerPrompt> };
+/** The contract's events, in order: metadata, a token per text delta, then done, or error if generation failed. */
+export type AnswerEvent =
+  | { type: 'metadata'; passages: RetrievedPassage[]; embeddingLatencyMs: number; retrievalLatencyMs: number }
+  | { type: 'token'; token: string }
+  | { type: 'done'; generationLatencyMs: number; timeToFirstTokenMs: number }
+  /** `message` is the contract's; `cause` is for the log, never for the client. */
+  | { type: 'error'; message: string; cause: unknown };
 
-export interface AnswerOutcome {
+export interface AnswerStream extends AsyncIterable<AnswerEvent> {
+  /**
+   * Settles once the events have ended (finished, failed or aborted) and the exchange is
+   * recorded with its scoring queued; rejects if recording fails. Read the events once.
+   */
+  readonly recorded: Promise<void>;
+}
+
+interface Outcome {
   answer: string;
   generationMs: number;
   timeToFirstTokenMs: number | null;
-  failed: boolean;
 }
 
-/**
- * A question answered in two halves: everything that can refuse the request (access,
- * session, retrieval) runs before the stream starts; the stream then carries the
- * answer, and `record` persists the exchange and queues its scoring.
- */
 export function createAnswerService(deps: {
-  access: AccessService;
-  query: QueryService;
+  retrieval: RetrievalService;
   sessions: SessionRepo;
   exchanges: ExchangeRepo;
   models: Models;
   queue: Queue | null;
   scoringUrl: string | null;
 }) {
-  const { query, sessions, exchanges, models } = deps;
+  const { retrieval, sessions, exchanges, models } = deps;
 
-  return {
-    async prepare(caller: Caller, input: AnswerInput): Promise<Prepared> {
-      if (input.sessionId) {
-        // The collection's own rules first, so a stranger gets 403 whatever the session id.
-        if (input.collectionId) await deps.access.requireParticipant(caller, input.collectionId);
-        const owned =
-          input.collectionId && isUuid(input.sessionId)
-            ? await sessions.findOwned(input.collectionId, input.sessionId, caller.id)
-            : undefined;
-        if (!owned) throw notFound('Session');
-      }
-      const retrieval = await query.retrieve(caller, input);
-      const prompt = buildAnswerPrompt(
-        input.question,
-        retrieval.sources.map((s) => ({ text: s.text, source: s.source })),
-      );
-      return { ...retrieval, prompt };
-    },
+  async function requireOwnSession(caller: Caller, collectionId: string | undefined, sessionId: string) {
+    const owned = collectionId && isUuid(sessionId) ? await sessions.findOwned(collectionId, sessionId, caller.id) : undefined;
+    if (!owned) throw notFound('Session');
+  }
 
-    /**
-     * The events of the contract through `send`: metadata, a token per text delta, then done,
-     * or error if generation fails after the stream began. Stops when `abortSignal` fires
-     * (the client left) and returns what was produced either way.
-     */
-    async stream(
-      prepared: Prepared,
-      send: (event: 'metadata' | 'token' | 'done' | 'error', data: unknown) => Promise<void>,
-      abortSignal: AbortSignal,
-      onFailure: (error: unknown) => void,
-    ): Promise<AnswerOutcome> {
-      await send('metadata', {
-        sources: prepared.sources,
-        embedding_latency_ms: prepared.embedding_latency_ms,
-        retrieval_latency_ms: prepared.retrieval_latency_ms,
-      });
-      const started = performance.now();
+  /**
+   * The events of one answer. Generation stops when `signal` fires (the client left); the
+   * exchange is recorded with what was produced either way.
+   */
+  function answerEvents(
+    prompt: AnswerPrompt,
+    found: Retrieval,
+    signal: AbortSignal,
+    record: (outcome: Outcome) => Promise<void>,
+  ): AnswerStream {
+    let settle!: (recording: Promise<void>) => void;
+    const recorded = new Promise<void>((resolve) => (settle = resolve));
+
+    async function* events(): AsyncGenerator<AnswerEvent> {
+      let started = performance.now();
       let answer = '';
       let firstToken: number | null = null;
-      let failed = false;
+      let generationMs: number | undefined;
       try {
-        for await (const delta of models.streamAnswer({ ...prepared.prompt, abortSignal })) {
-          firstToken ??= performance.now() - started;
-          answer += delta;
-          await send('token', { token: delta });
-          if (abortSignal.aborted) break;
-        }
-      } catch (error) {
-        failed = !abortSignal.aborted;
-        if (failed) {
-          onFailure(error);
+        const { passages, embeddingLatencyMs, retrievalLatencyMs } = found;
+        yield { type: 'metadata', passages, embeddingLatencyMs, retrievalLatencyMs };
+        started = performance.now();
+        let failed = false;
+        try {
+          for await (const delta of models.streamAnswer({ ...prompt, abortSignal: signal })) {
+            firstToken ??= performance.now() - started;
+            answer += delta;
+            yield { type: 'token', token: delta };
+            if (signal.aborted) break;
+          }
+        } catch (error) {
+          failed = !signal.aborted;
           // Never the upstream's words: the contract's message only.
-          await send('error', { message: 'Generation failed' });
+          if (failed) yield { type: 'error', message: 'Generation failed', cause: error };
         }
+        generationMs = performance.now() - started;
+        if (!failed) {
+          yield {
+            type: 'done',
+            generationLatencyMs: Math.round(generationMs),
+            timeToFirstTokenMs: Math.round(firstToken ?? generationMs),
+          };
+        }
+      } finally {
+        settle(record({ answer, generationMs: generationMs ?? performance.now() - started, timeToFirstTokenMs: firstToken }));
       }
-      const generationMs = performance.now() - started;
-      if (!failed) {
-        await send('done', {
-          generation_latency_ms: Math.round(generationMs),
-          time_to_first_token_ms: Math.round(firstToken ?? generationMs),
-        });
-      }
-      return { answer, generationMs, timeToFirstTokenMs: firstToken, failed };
-    },
+    }
 
-    async record(caller: Caller, input: AnswerInput, retrieval: Retrieval, outcome: AnswerOutcome, startedAt: number) {
-      const evaluationId = await exchanges.record({
-        collectionId: input.collectionId ?? null,
-        userId: caller.id,
-        sessionId: input.sessionId ?? null,
-        question: input.question,
-        answer: outcome.answer,
-        sources: retrieval.sources,
-        totalLatencyMs: Math.round(performance.now() - startedAt),
-        embeddingLatencyMs: retrieval.embedding_latency_ms,
-        retrievalLatencyMs: retrieval.retrieval_latency_ms,
-        generationLatencyMs: Math.round(outcome.generationMs),
-        timeToFirstTokenMs: outcome.timeToFirstTokenMs === null ? null : Math.round(outcome.timeToFirstTokenMs),
-        engine: models.engine,
-        retrievalStrategy: retrieval.strategy,
-        topK: retrieval.top_k,
+    return { [Symbol.asyncIterator]: events, recorded };
+  }
+
+  return {
+    /**
+     * Everything that can refuse the question (the collection, the session, retrieval)
+     * runs before this returns; the answer then streams as the contract's events.
+     */
+    async ask(caller: Caller, input: AskInput, options: { signal: AbortSignal }): Promise<AnswerStream> {
+      const startedAt = performance.now();
+      // The collection's own rules first, so a stranger gets 403 whatever the session id.
+      const scope = await retrieval.scope(caller, input.collectionId);
+      if (input.sessionId) await requireOwnSession(caller, input.collectionId, input.sessionId);
+      const found = await retrieval.search(scope, input);
+      const prompt = buildAnswerPrompt(
+        input.question,
+        found.passages.map((p) => ({ text: p.text, source: p.documentName })),
+      );
+
+      return answerEvents(prompt, found, options.signal, async (outcome) => {
+        const evaluationId = await exchanges.record({
+          collectionId: input.collectionId ?? null,
+          userId: caller.id,
+          sessionId: input.sessionId ?? null,
+          question: input.question,
+          answer: outcome.answer,
+          sources: found.passages.map(passageJson),
+          totalLatencyMs: Math.round(performance.now() - startedAt),
+          embeddingLatencyMs: found.embeddingLatencyMs,
+          retrievalLatencyMs: found.retrievalLatencyMs,
+          generationLatencyMs: Math.round(outcome.generationMs),
+          timeToFirstTokenMs: outcome.timeToFirstTokenMs === null ? null : Math.round(outcome.timeToFirstTokenMs),
+          engine: models.engine,
+          retrievalStrategy: found.strategy,
+          topK: found.topK,
+        });
+        if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
       });
-      if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
-      return evaluationId;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { isUuid } from '#core/db/client.ts';
 import type { MemberRepo } from '#core/db/members.ts';
 import type { SessionRepo } from '#core/db/sessions.ts';
-import { AppError, forbidden, notFound } from '#core/errors.ts';
+import { forbidden, invalid, notFound } from '#core/errors.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
 
@@ -58,11 +58,7 @@ export function createChatService(deps: { access: AccessService; sessions: Sessi
     async share(caller: Caller, collectionId: string, sessionId: string, targetUserId: string) {
       const session = await ownedSession(caller, collectionId, sessionId);
       const target = targetUserId.toLowerCase();
-      if (target === caller.id) {
-        throw new AppError('validation_failed', [
-          { loc: ['body', 'target_user_id'], msg: 'Cannot share a session with yourself', type: 'value_error' },
-        ]);
-      }
+      if (target === caller.id) throw invalid('targetUserId', 'Cannot share a session with yourself');
       const participants = await members.participants(collectionId);
       if (!participants.some((p) => p.user_id === target)) {
         throw forbidden('The target user is not the owner or a member of this collection');

@@ -1,5 +1,8 @@
+import type { ObjectStore } from '#core/adapters/storage.ts';
+import type { VectorStore } from '#core/adapters/vectors.ts';
 import type { CollectionRepo } from '#core/db/collections.ts';
 import { notFound } from '#core/errors.ts';
+import { namespaceFor } from '#core/namespaces.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
 
@@ -13,8 +16,13 @@ export interface RetrievalConfig {
 
 export const DEFAULT_CONFIG: RetrievalConfig = { chunk_size: 1000, retrieval_strategy: 'similarity' };
 
-export function createCollectionService(deps: { collections: CollectionRepo; access: AccessService }) {
-  const { collections, access } = deps;
+export function createCollectionService(deps: {
+  collections: CollectionRepo;
+  access: AccessService;
+  store: ObjectStore;
+  vectors: VectorStore;
+}) {
+  const { collections, access, store, vectors } = deps;
   return {
     create: (caller: Caller, name: string) => collections.insert(caller.id, name),
 
@@ -30,6 +38,15 @@ export function createCollectionService(deps: { collections: CollectionRepo; acc
       const stored = await collections.replaceConfig(collectionId, { ...config });
       if (!stored) throw notFound('Collection');
       return { ...DEFAULT_CONFIG, ...stored } as RetrievalConfig;
+    },
+
+    /** The whole namespace and every stored object go before the rows do. */
+    async delete(caller: Caller, collectionId: string): Promise<string> {
+      const collection = await access.requireOwner(caller, collectionId);
+      await vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
+      await store.removeFolder(collection.id);
+      if (!(await collections.delete(collectionId))) throw notFound('Collection');
+      return collectionId;
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { ObjectStore } from '#core/adapters/storage.ts';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import { isUuid } from '#core/db/client.ts';
-import type { CollectionRepo } from '#core/db/collections.ts';
 import type { DocumentRepo, DocumentRow } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
@@ -24,12 +23,11 @@ export interface ListedDocument {
 
 export function createDocumentService(deps: {
   access: AccessService;
-  collections: CollectionRepo;
   documents: DocumentRepo;
   store: ObjectStore;
   vectors: VectorStore;
 }) {
-  const { access, collections, documents, store, vectors } = deps;
+  const { access, documents, store, vectors } = deps;
 
   /** Vectors first, then files, then rows: a failure part-way leaves the row, so a retry finishes the job. */
   async function purge(doc: DocumentRow) {
@@ -78,15 +76,6 @@ export function createDocumentService(deps: {
       if (!doc) throw notFound('Document');
       await purge(doc);
       return documentId;
-    },
-
-    /** The whole namespace and every stored object go before the rows do. */
-    async deleteCollection(caller: Caller, collectionId: string): Promise<string> {
-      const collection = await access.requireOwner(caller, collectionId);
-      await vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
-      await store.removeFolder(collection.id);
-      if (!(await collections.delete(collectionId))) throw notFound('Collection');
-      return collectionId;
     },
   };
 }

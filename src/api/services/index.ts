@@ -18,7 +18,7 @@ import { createCollectionService } from './collections.ts';
 import { createDocumentService } from './documents.ts';
 import { createEvalService } from './evals.ts';
 import { createIngestService } from './ingest.ts';
-import { createQueryService } from './retrieval.ts';
+import { createRetrievalService } from './retrieval.ts';
 import { createSharingService } from './sharing.ts';
 
 /** Everything a request may use, built per request around its database client. */
@@ -30,11 +30,16 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const documents = createDocumentRepo(sql);
   const access = createAccessService(collections);
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
-  const query = createQueryService({ access, vectors: adapters.vectors, models: adapters.models, store: adapters.store });
+  const retrieval = createRetrievalService({
+    access,
+    vectors: adapters.vectors,
+    models: adapters.models,
+    store: adapters.store,
+  });
   return {
     access,
-    collections: createCollectionService({ collections, access }),
-    documents: createDocumentService({ access, collections, documents, store: adapters.store, vectors: adapters.vectors }),
+    collections: createCollectionService({ collections, access, store: adapters.store, vectors: adapters.vectors }),
+    documents: createDocumentService({ access, documents, store: adapters.store, vectors: adapters.vectors }),
     ingest: createIngestService({
       sql,
       access,
@@ -49,10 +54,9 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
           throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
         }),
     }),
-    query,
+    retrieval,
     answer: createAnswerService({
-      access,
-      query,
+      retrieval,
       sessions,
       exchanges: createExchangeRepo(sql),
       models: adapters.models,

@@ -3,8 +3,9 @@ import type { ObjectStore } from '#core/adapters/storage.ts';
 import { isUuid, type Sql } from '#core/db/client.ts';
 import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
 import type { JobRepo, JobRow } from '#core/db/jobs.ts';
-import { detectUploadType } from '#core/documents/sniff.ts';
-import { AppError, notFound } from '#core/errors.ts';
+import { detectUploadType } from '#core/documents/detect-type.ts';
+import { DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
+import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
@@ -13,7 +14,6 @@ import { limitBytes, peek, TooLarge } from '../uploads/streams.ts';
 import type { AccessService } from './access.ts';
 import { DEFAULT_CONFIG } from './collections.ts';
 
-export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 const SNIFF_BYTES = 64 * 1024;
 
 export interface IngestDeps {
@@ -32,7 +32,7 @@ export function createIngestService(deps: IngestDeps) {
   const { sql, access, documents, jobs, store } = deps;
 
   function requireQueue(): { queue: Queue; workerUrl: string } {
-    if (!deps.queue || !deps.workerUrl) throw new AppError('service_unavailable', 'Ingestion is disabled on this deployment');
+    if (!deps.queue || !deps.workerUrl) throw unavailable('Ingestion is disabled on this deployment');
     return { queue: deps.queue, workerUrl: deps.workerUrl };
   }
 
@@ -41,7 +41,7 @@ export function createIngestService(deps: IngestDeps) {
     if (!collectionId) return { collectionId: null, chunkSize: DEFAULT_CONFIG.chunk_size };
     const { collection, role, permission } = await access.requireParticipant(caller, collectionId);
     if (role !== 'owner' && permission !== 'ingest') {
-      throw new AppError('forbidden', 'Adding documents needs the ingest permission on this collection');
+      throw forbidden('Adding documents needs the ingest permission on this collection');
     }
     const chunkSize = Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size);
     return { collectionId: collection.id, chunkSize };
@@ -79,10 +79,10 @@ export function createIngestService(deps: IngestDeps) {
     ): Promise<string> {
       requireQueue();
       const { collectionId: cid, chunkSize } = await target(caller, collectionId);
-      const counted = limitBytes(file.body, MAX_UPLOAD_BYTES);
+      const counted = limitBytes(file.body, MAX_DOCUMENT_BYTES);
       const { head, complete, stream } = await peek(counted.stream, SNIFF_BYTES).catch(rethrowTooLarge);
       const detected = detectUploadType(file.filename, head, complete);
-      if (!detected.ok) throw new AppError('unsupported_media_type', detected.reason);
+      if (!detected.ok) throw new DomainError('unsupported_type', detected.reason);
 
       const documentId = crypto.randomUUID();
       const folder = documentFolder(namespaceFor(cid, caller.id), documentId);
@@ -92,13 +92,13 @@ export function createIngestService(deps: IngestDeps) {
       } catch (error) {
         // A partial object may exist if the store accepted some bytes.
         await store.removeFolder(folder).catch(() => {});
-        if (error instanceof TooLarge || counted.size() > MAX_UPLOAD_BYTES) throw tooLarge();
+        if (error instanceof TooLarge || counted.size() > MAX_DOCUMENT_BYTES) throw uploadTooLarge();
         throw error;
       }
       // A body cut short by the limit can still look complete to the store.
-      if (counted.size() > MAX_UPLOAD_BYTES) {
+      if (counted.size() > MAX_DOCUMENT_BYTES) {
         await store.removeFolder(folder);
-        throw tooLarge();
+        throw uploadTooLarge();
       }
       try {
         return await enqueue(caller, {
@@ -109,6 +109,7 @@ export function createIngestService(deps: IngestDeps) {
           source_kind: 'upload',
           source_url: null,
           content_type: detected.contentType,
+          doc_type: detected.type,
           size_bytes: counted.size(),
           storage_path: key,
           chunk_size: chunkSize,
@@ -123,9 +124,7 @@ export function createIngestService(deps: IngestDeps) {
       requireQueue();
       const { collectionId: cid, chunkSize } = await target(caller, collectionId);
       const verdict = await deps.checkUrl(url);
-      if (!verdict.ok) {
-        throw new AppError('validation_failed', [{ loc: ['body', 'url'], msg: verdict.reason, type: 'url_refused' }]);
-      }
+      if (!verdict.ok) throw invalid('url', verdict.reason, 'url_refused');
       const href = verdict.url.href;
       return enqueue(caller, {
         id: crypto.randomUUID(),
@@ -136,6 +135,7 @@ export function createIngestService(deps: IngestDeps) {
         source_url: href,
         // Known once the worker has fetched it.
         content_type: 'text/html',
+        doc_type: null,
         size_bytes: 0,
         storage_path: null,
         chunk_size: chunkSize,
@@ -150,10 +150,11 @@ export function createIngestService(deps: IngestDeps) {
   };
 }
 
-const tooLarge = () => new AppError('payload_too_large', `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB`);
+export const uploadTooLarge = () =>
+  new DomainError('too_large', `The file is larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MB`);
 
 function rethrowTooLarge(error: unknown): never {
-  if (error instanceof TooLarge) throw tooLarge();
+  if (error instanceof TooLarge) throw uploadTooLarge();
   throw error;
 }
 

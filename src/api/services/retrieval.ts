@@ -8,73 +8,104 @@ import type { AccessService } from './access.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
 import { applyStrategy, candidatePoolSize, DEFAULT_MMR_LAMBDA, type Strategy } from './retrieval-strategies.ts';
 
-/** Image links in sources are minted when the source is read, and short-lived. */
+/** Image links in passages are minted when the passage is read, and short-lived. */
 const IMAGE_URL_SECONDS = 3600;
 
-export interface Source {
-  source: string;
-  chunk_index: number;
+/** A retrieved chunk with what a reader needs to cite it. */
+export interface RetrievedPassage {
+  /** The document's name, or its URL for a web page. */
+  documentName: string;
+  chunkIndex: number;
   text: string;
   score: number;
-  chunk_type: 'text' | 'image_description';
-  image_url: string | null;
+  chunkType: 'text' | 'image_description';
+  imageUrl: string | null;
+}
+
+/**
+ * A passage as the API's `Source`: what clients receive, and what chat history stores
+ * (jsonb) and returns as stored.
+ */
+export const passageJson = (passage: RetrievedPassage) => ({
+  source: passage.documentName,
+  chunk_index: passage.chunkIndex,
+  text: passage.text,
+  score: passage.score,
+  chunk_type: passage.chunkType,
+  image_url: passage.imageUrl,
+});
+
+/** Where a caller's question is searched: a collection's namespace and strategy, or their personal space. */
+export interface RetrievalScope {
+  namespace: string;
+  strategy: RetrievalStrategy;
 }
 
 export interface Retrieval {
-  sources: Source[];
-  embedding_latency_ms: number;
-  retrieval_latency_ms: number;
+  passages: RetrievedPassage[];
+  embeddingLatencyMs: number;
+  retrievalLatencyMs: number;
   strategy: RetrievalStrategy;
-  top_k: number;
+  topK: number;
 }
 
-export function createQueryService(deps: { access: AccessService; vectors: VectorStore; models: Models; store: ObjectStore }) {
+export function createRetrievalService(deps: {
+  access: AccessService;
+  vectors: VectorStore;
+  models: Models;
+  store: ObjectStore;
+}) {
   const { access, vectors, models, store } = deps;
 
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
-  async function scope(caller: Caller, collectionId: string | undefined) {
+  async function scope(caller: Caller, collectionId: string | undefined): Promise<RetrievalScope> {
     if (!collectionId) return { namespace: namespaceFor(null, caller.id), strategy: DEFAULT_CONFIG.retrieval_strategy };
     const { collection } = await access.requireParticipant(caller, collectionId);
     const strategy = (collection.config.retrieval_strategy as RetrievalStrategy | undefined) ?? DEFAULT_CONFIG.retrieval_strategy;
     return { namespace: namespaceFor(collection.id, collection.user_id), strategy };
   }
 
+  /** Embeds the question (when a model is configured), queries the namespace and applies the strategy. */
+  async function search({ namespace, strategy }: RetrievalScope, input: { question: string; topK: number }): Promise<Retrieval> {
+    const plan = strategyFor(strategy);
+
+    const embeddingStarted = performance.now();
+    const vector = models.embed ? (await models.embed([input.question]))[0] : undefined;
+    const embeddingMs = performance.now() - embeddingStarted;
+
+    const retrievalStarted = performance.now();
+    const candidates = await vectors.query(namespace, {
+      vector,
+      sparseVector: encodeQuery(input.question),
+      topK: candidatePoolSize(plan, input.topK),
+      includeVectors: plan.kind === 'mmr',
+    });
+    const chosen = applyStrategy(candidates, plan, input.topK, vector ? 'hybrid' : 'sparse');
+    const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
+    const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
+    const retrievalMs = performance.now() - retrievalStarted;
+
+    return {
+      passages: chosen.map((c) => ({
+        documentName: String(c.metadata.source ?? ''),
+        chunkIndex: Number(c.metadata.chunk_index ?? 0),
+        text: String(c.metadata.text ?? ''),
+        score: c.score,
+        chunkType: c.metadata.chunk_type === 'image_description' ? 'image_description' : 'text',
+        imageUrl: typeof c.metadata.image_path === 'string' ? (imageUrls.get(c.metadata.image_path) ?? null) : null,
+      })),
+      embeddingLatencyMs: Math.round(embeddingMs),
+      retrievalLatencyMs: Math.round(retrievalMs),
+      strategy,
+      topK: input.topK,
+    };
+  }
+
   return {
-    /** Embeds the question (when a model is configured), queries the namespace and applies the strategy. */
+    scope,
+    search,
     async retrieve(caller: Caller, input: { question: string; collectionId?: string; topK: number }): Promise<Retrieval> {
-      const { namespace, strategy } = await scope(caller, input.collectionId);
-      const plan = strategyFor(strategy);
-
-      const embeddingStarted = performance.now();
-      const vector = models.embed ? (await models.embed([input.question]))[0] : undefined;
-      const embeddingMs = performance.now() - embeddingStarted;
-
-      const retrievalStarted = performance.now();
-      const candidates = await vectors.query(namespace, {
-        vector,
-        sparseVector: encodeQuery(input.question),
-        topK: candidatePoolSize(plan, input.topK),
-        includeVectors: plan.kind === 'mmr',
-      });
-      const chosen = applyStrategy(candidates, plan, input.topK, vector ? 'hybrid' : 'sparse');
-      const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
-      const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
-      const retrievalMs = performance.now() - retrievalStarted;
-
-      return {
-        sources: chosen.map((c) => ({
-          source: String(c.metadata.source ?? ''),
-          chunk_index: Number(c.metadata.chunk_index ?? 0),
-          text: String(c.metadata.text ?? ''),
-          score: c.score,
-          chunk_type: c.metadata.chunk_type === 'image_description' ? 'image_description' : 'text',
-          image_url: typeof c.metadata.image_path === 'string' ? (imageUrls.get(c.metadata.image_path) ?? null) : null,
-        })),
-        embedding_latency_ms: Math.round(embeddingMs),
-        retrieval_latency_ms: Math.round(retrievalMs),
-        strategy,
-        top_k: input.topK,
-      };
+      return search(await scope(caller, input.collectionId), input);
     },
   };
 }
@@ -91,4 +122,4 @@ function strategyFor(strategy: RetrievalStrategy): Strategy {
   }
 }
 
-export type QueryService = ReturnType<typeof createQueryService>;
+export type RetrievalService = ReturnType<typeof createRetrievalService>;

@@ -1,4 +1,5 @@
-import { AppError } from '#core/errors.ts';
+import { indexOfBytes } from '#core/bytes.ts';
+import { invalid as invalidField } from '#core/errors.ts';
 
 export interface FilePart {
   filename: string;
@@ -17,7 +18,7 @@ type BodyReader = Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel
 // What is read and thrown away of a body we stop using, before giving up on it.
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 
-const invalid = (msg: string) => new AppError('validation_failed', [{ loc: ['body', 'file'], msg, type: 'multipart' }]);
+const invalid = (msg: string) => invalidField('file', msg, 'multipart');
 
 /**
  * Finds the form field `name` in a multipart/form-data body and returns its file as
@@ -52,16 +53,16 @@ async function findFilePart(reader: BodyReader, token: string, name: string): Pr
 
   for (;;) {
     // Find the next part's headers.
-    let at = indexOf(buffer, delimiter);
+    let at = indexOfBytes(buffer, delimiter);
     while (at < 0) {
       if (!(await pull())) throw invalid(`The form has no field named "${name}"`);
-      at = indexOf(buffer, delimiter);
+      at = indexOfBytes(buffer, delimiter);
     }
-    let headerEnd = indexOf(buffer, encoder.encode('\r\n\r\n'), at + delimiter.length);
+    let headerEnd = indexOfBytes(buffer, encoder.encode('\r\n\r\n'), at + delimiter.length);
     while (headerEnd < 0) {
       if (buffer.length - at > MAX_HEADER_BYTES) throw invalid('A multipart part header is too large');
       if (!(await pull())) throw invalid(`The form has no field named "${name}"`);
-      headerEnd = indexOf(buffer, encoder.encode('\r\n\r\n'), at + delimiter.length);
+      headerEnd = indexOfBytes(buffer, encoder.encode('\r\n\r\n'), at + delimiter.length);
     }
     const afterDelimiter = decoder.decode(buffer.subarray(at + delimiter.length, at + delimiter.length + 2));
     if (afterDelimiter === '--') throw invalid(`The form has no field named "${name}"`);
@@ -89,7 +90,7 @@ function partStream(reader: BodyReader, start: Uint8Array, delimiter: Uint8Array
       for (;;) {
         // Discarded: end the stream, or every pending read would pull again forever.
         if (drained) return controller.error(invalid('The upload was discarded'));
-        const at = indexOf(buffer, delimiter);
+        const at = indexOfBytes(buffer, delimiter);
         if (at >= 0) {
           if (at > 0) controller.enqueue(buffer.slice(0, at));
           controller.close();
@@ -176,17 +177,4 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   out.set(a);
   out.set(b, a.length);
   return out;
-}
-
-function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
-  const first = needle[0];
-  outer: for (
-    let i = haystack.indexOf(first as number, from);
-    i >= 0 && i <= haystack.length - needle.length;
-    i = haystack.indexOf(first as number, i + 1)
-  ) {
-    for (let j = 1; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }

@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { embedMany, generateText, streamText } from 'ai';
+import { embedMany, generateText, type LanguageModel, streamText } from 'ai';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
 export interface ModelSettings {
@@ -31,6 +31,8 @@ export interface Models {
   embed: ((texts: string[]) => Promise<number[][]>) | null;
   /** What a figure or scanned page shows, in words, for retrieval. */
   describeImage(png: Uint8Array): Promise<string>;
+  /** A chat model of this endpoint, for code that prompts it through the AI SDK itself (the judge). */
+  languageModel(name: string): LanguageModel;
 }
 
 const DESCRIBE_PROMPT =
@@ -107,5 +109,7 @@ export function createModels(settings: ModelSettings): Models {
         });
         return text.trim();
       }),
+
+    languageModel: (name) => provider.chat(name),
   };
 }

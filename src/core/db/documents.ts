@@ -1,3 +1,4 @@
+import type { DocType } from '../documents/detect-type.ts';
 import type { Sql, Tx } from './client.ts';
 
 export type SourceKind = 'upload' | 'url';
@@ -10,6 +11,8 @@ export interface DocumentRow {
   source_kind: SourceKind;
   source_url: string | null;
   content_type: string;
+  /** How it is parsed; a URL's is known once the ingest worker has fetched it. */
+  doc_type: DocType | null;
   size_bytes: number;
   storage_path: string | null;
   chunk_size: number;
@@ -26,6 +29,7 @@ export type NewDocument = Pick<
   | 'source_kind'
   | 'source_url'
   | 'content_type'
+  | 'doc_type'
   | 'size_bytes'
   | 'storage_path'
   | 'chunk_size'

@@ -1,3 +1,4 @@
+import type { DocType } from '../documents/detect-type.ts';
 import type { Sql } from './client.ts';
 import type { DocumentRow } from './documents.ts';
 import type { JobStatus } from './jobs.ts';
@@ -56,10 +57,10 @@ export function createPipelineDb(sql: Sql) {
 
     async updateFetched(
       documentId: string,
-      fields: { content_type: string; size_bytes: number; storage_path: string },
+      fields: { content_type: string; doc_type: DocType; size_bytes: number; storage_path: string },
     ): Promise<void> {
-      await sql`update documents set content_type = ${fields.content_type}, size_bytes = ${fields.size_bytes},
-                       storage_path = ${fields.storage_path} where id = ${documentId}`;
+      await sql`update documents set content_type = ${fields.content_type}, doc_type = ${fields.doc_type},
+                       size_bytes = ${fields.size_bytes}, storage_path = ${fields.storage_path} where id = ${documentId}`;
     },
 
     /**

@@ -1,12 +1,15 @@
 import { Inflate } from 'fflate';
-import { crc32 } from '../../../workers/ingest/src/parsers/png.ts';
-import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
+import { indexOfBytes, startsWith } from '../bytes.ts';
+import { crc32 } from '../crc32.ts';
+import { ParseError } from './parse-error.ts';
 
 /**
  * Reads a ZIP (the container of DOCX/PPTX/XLSX) without trusting it. The central
  * directory is parsed up front, but an entry is inflated only when a parser asks for it,
  * and inflation stops as soon as it passes the declared size or a cap — a zip bomb's
- * header can lie, so the caps are enforced on the bytes actually produced.
+ * header can lie, so the caps are enforced on the bytes actually produced. Type detection
+ * reads only an upload's head, which may end before the central directory: `listZipHead`
+ * and `readHeadEntryText` serve it.
  */
 
 export interface ZipLimits {
@@ -62,6 +65,14 @@ const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 const ZIP64_LOCATOR = 0x07064b50;
+// The same signatures as bytes, the way they stand at the start of a file.
+const LOCAL_BYTES = [0x50, 0x4b, 0x03, 0x04];
+const EMPTY_ARCHIVE_BYTES = [0x50, 0x4b, 0x05, 0x06];
+
+/** Whether a file starts the way a ZIP does: with its first entry, or, when it has none, the end record. */
+export function looksLikeZip(head: Uint8Array): boolean {
+  return startsWith(head, LOCAL_BYTES) || startsWith(head, EMPTY_ARCHIVE_BYTES);
+}
 
 function findEndOfCentralDirectory(view: DataView): number {
   // The record is 22 bytes plus a comment of at most 65,535 bytes, at the very end.
@@ -72,35 +83,29 @@ function findEndOfCentralDirectory(view: DataView): number {
   return -1;
 }
 
-export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): ZipArchive {
-  const limits = { ...DEFAULT_ZIP_LIMITS, ...overrides };
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const eocd = bytes.byteLength >= 22 ? findEndOfCentralDirectory(view) : -1;
-  if (eocd === -1) throw corrupt('no central directory');
-  if (eocd >= 20 && view.getUint32(eocd - 20, true) === ZIP64_LOCATOR) {
-    // Office never needs ZIP64 for a file under 4 GB; refusing it keeps every size a plain uint32.
-    throw new ParseError('unsupported', 'ZIP64 archives are not supported');
-  }
-  const count = view.getUint16(eocd + 10, true);
-  const cdSize = view.getUint32(eocd + 12, true);
-  const cdOffset = view.getUint32(eocd + 16, true);
-  if (count > limits.maxEntries) throw bomb(`it has ${count} entries (at most ${limits.maxEntries} are allowed)`);
-  if (cdOffset + cdSize > eocd) throw corrupt('central directory out of bounds');
+function endRecord(view: DataView, eocd: number): { count: number; size: number; offset: number } {
+  return {
+    count: view.getUint16(eocd + 10, true),
+    size: view.getUint32(eocd + 12, true),
+    offset: view.getUint32(eocd + 16, true),
+  };
+}
 
-  const entries = new Map<string, Entry>();
-  const names: string[] = [];
-  const utf8 = new TextDecoder('utf-8');
-  let declaredTotal = 0;
-  let p = cdOffset;
+const utf8 = new TextDecoder('utf-8');
+
+function entryName(raw: Uint8Array): string {
+  return utf8.decode(raw).replace(/\\/g, '/').replace(/^\/+/, '');
+}
+
+/** The central directory's first `count` records from `offset`; ends early at one that is malformed. */
+function* centralRecords(bytes: Uint8Array, view: DataView, offset: number, count: number, eocd: number): Generator<Entry> {
+  let p = offset;
   for (let i = 0; i < count; i++) {
-    if (p + 46 > eocd || view.getUint32(p, true) !== CENTRAL) throw corrupt('bad central directory entry');
+    if (p + 46 > eocd || view.getUint32(p, true) !== CENTRAL) return;
     const nameLength = view.getUint16(p + 28, true);
-    const extraLength = view.getUint16(p + 30, true);
-    const commentLength = view.getUint16(p + 32, true);
-    if (p + 46 + nameLength > eocd) throw corrupt('bad central directory entry');
-    const rawName = utf8.decode(bytes.subarray(p + 46, p + 46 + nameLength));
-    const entry: Entry = {
-      name: rawName.replace(/\\/g, '/').replace(/^\/+/, ''),
+    if (p + 46 + nameLength > eocd) return;
+    yield {
+      name: entryName(bytes.subarray(p + 46, p + 46 + nameLength)),
       flags: view.getUint16(p + 8, true),
       method: view.getUint16(p + 10, true),
       crc: view.getUint32(p + 16, true),
@@ -108,7 +113,49 @@ export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): 
       size: view.getUint32(p + 24, true),
       localOffset: view.getUint32(p + 42, true),
     };
-    p += 46 + nameLength + extraLength + commentLength;
+    p += 46 + nameLength + view.getUint16(p + 30, true) + view.getUint16(p + 32, true);
+  }
+}
+
+interface LocalHeader {
+  flags: number;
+  method: number;
+  compressedSize: number;
+  nameEnd: number;
+  dataStart: number;
+}
+
+function localHeader(bytes: Uint8Array, view: DataView, at: number): LocalHeader | null {
+  if (at + 30 > bytes.byteLength || view.getUint32(at, true) !== LOCAL) return null;
+  const nameEnd = at + 30 + view.getUint16(at + 26, true);
+  return {
+    flags: view.getUint16(at + 6, true),
+    method: view.getUint16(at + 8, true),
+    compressedSize: view.getUint32(at + 18, true),
+    nameEnd,
+    dataStart: nameEnd + view.getUint16(at + 28, true),
+  };
+}
+
+export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): ZipArchive {
+  const limits = { ...DEFAULT_ZIP_LIMITS, ...overrides };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const eocd = findEndOfCentralDirectory(view);
+  if (eocd === -1) throw corrupt('no central directory');
+  if (eocd >= 20 && view.getUint32(eocd - 20, true) === ZIP64_LOCATOR) {
+    // Office never needs ZIP64 for a file under 4 GB; refusing it keeps every size a plain uint32.
+    throw new ParseError('unsupported', 'ZIP64 archives are not supported');
+  }
+  const { count, size: cdSize, offset: cdOffset } = endRecord(view, eocd);
+  if (count > limits.maxEntries) throw bomb(`it has ${count} entries (at most ${limits.maxEntries} are allowed)`);
+  if (cdOffset + cdSize > eocd) throw corrupt('central directory out of bounds');
+
+  const entries = new Map<string, Entry>();
+  const names: string[] = [];
+  let declaredTotal = 0;
+  let records = 0;
+  for (const entry of centralRecords(bytes, view, cdOffset, count, eocd)) {
+    records++;
     if (entry.compressedSize === 0xffffffff || entry.size === 0xffffffff || entry.localOffset === 0xffffffff) {
       throw new ParseError('unsupported', 'ZIP64 archives are not supported');
     }
@@ -121,16 +168,16 @@ export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): 
     entries.set(key, entry);
     names.push(entry.name);
   }
+  if (records < count) throw corrupt('bad central directory entry');
 
   let inflatedTotal = 0;
 
   const dataOf = (entry: Entry): Uint8Array => {
-    const at = entry.localOffset;
-    if (at + 30 > bytes.byteLength || view.getUint32(at, true) !== LOCAL) throw corrupt(`bad local header for ${entry.name}`);
-    const start = at + 30 + view.getUint16(at + 26, true) + view.getUint16(at + 28, true);
-    const end = start + entry.compressedSize;
+    const local = localHeader(bytes, view, entry.localOffset);
+    if (!local) throw corrupt(`bad local header for ${entry.name}`);
+    const end = local.dataStart + entry.compressedSize;
     if (end > bytes.byteLength) throw corrupt(`${entry.name} is truncated`);
-    return bytes.subarray(start, end);
+    return bytes.subarray(local.dataStart, end);
   };
 
   const read = (name: string): Uint8Array | null => {
@@ -202,4 +249,114 @@ function inflateExactly(data: Uint8Array, size: number, name: string): Uint8Arra
   }
   if (written !== size) throw corrupt(`${name} is shorter than its header declares`);
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A head: the first bytes of an upload, read before the rest has arrived. Nothing here throws:
+// what cannot be read is left out, and the whole file decides later.
+
+/** An entry seen in a head; its data may run past the head's end. */
+export interface HeadEntry {
+  name: string;
+  method: number;
+  dataStart: number;
+  /** Null when the local header defers its sizes to a data descriptor and no directory gave them. */
+  compressedSize: number | null;
+}
+
+export interface ZipHead {
+  entries: HeadEntry[];
+  /** The bytes end with a consistent central directory, so they are the whole archive. */
+  whole: boolean;
+}
+
+/** The entries of a ZIP's head: from its central directory when the head holds it, else by walking the local headers. */
+export function listZipHead(bytes: Uint8Array): ZipHead {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const central = wholeArchiveEntries(bytes, view);
+  return central ? { entries: central, whole: true } : { entries: localEntries(bytes, view), whole: false };
+}
+
+function wholeArchiveEntries(bytes: Uint8Array, view: DataView): HeadEntry[] | null {
+  const eocd = findEndOfCentralDirectory(view);
+  if (eocd === -1) return null;
+  const { count, size, offset } = endRecord(view, eocd);
+  if (offset + size !== eocd) return null;
+  const entries: HeadEntry[] = [];
+  for (const record of centralRecords(bytes, view, offset, count, eocd)) {
+    entries.push({
+      name: record.name,
+      method: record.method,
+      dataStart: headEntryAt(bytes, view, record.localOffset)?.dataStart ?? bytes.byteLength,
+      compressedSize: record.compressedSize,
+    });
+  }
+  return entries.length === count ? entries : null;
+}
+
+function headEntryAt(bytes: Uint8Array, view: DataView, at: number): HeadEntry | null {
+  const local = localHeader(bytes, view, at);
+  if (!local || local.nameEnd > bytes.byteLength) return null;
+  const deferred = (local.flags & 8) !== 0;
+  return {
+    name: entryName(bytes.subarray(at + 30, local.nameEnd)),
+    method: local.method,
+    dataStart: local.dataStart,
+    compressedSize: deferred ? null : local.compressedSize,
+  };
+}
+
+// A hostile head could chain empty entries; real Office files have a few hundred.
+const MAX_HEAD_ENTRIES = 10_000;
+
+function localEntries(bytes: Uint8Array, view: DataView): HeadEntry[] {
+  const entries: HeadEntry[] = [];
+  let p = 0;
+  while (entries.length < MAX_HEAD_ENTRIES) {
+    const entry = headEntryAt(bytes, view, p);
+    if (!entry) break;
+    entries.push(entry);
+    if (entry.compressedSize !== null) {
+      p = entry.dataStart + entry.compressedSize;
+    } else {
+      // Sizes follow the data: find the next header by its signature.
+      p = indexOfBytes(bytes, LOCAL_BYTES, entry.dataStart);
+      if (p === -1) break;
+    }
+  }
+  return entries;
+}
+
+/**
+ * Whatever text of an entry lies in the head, inflating at most `cap` bytes of it;
+ * `finished` when the entry was read to its end (or could not be read further).
+ */
+export function readHeadEntryText(bytes: Uint8Array, entry: HeadEntry, cap: number): { text: string; finished: boolean } {
+  const end = entry.compressedSize === null ? bytes.byteLength : entry.dataStart + entry.compressedSize;
+  const data = bytes.subarray(entry.dataStart, Math.min(end, bytes.byteLength));
+  const whole = end <= bytes.byteLength;
+  const decoder = new TextDecoder();
+  if (entry.method === 0) return { text: decoder.decode(data.subarray(0, cap)), finished: whole };
+  if (entry.method !== 8) return { text: '', finished: true };
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let ended = false;
+  try {
+    const inflater = new Inflate((chunk, final) => {
+      total += chunk.byteLength;
+      if (total > cap) throw new RangeError('entry longer than the cap');
+      chunks.push(chunk);
+      if (final) ended = true;
+    });
+    for (let i = 0; i < data.byteLength; i += INPUT_SLICE) {
+      const last = whole && entry.compressedSize !== null && i + INPUT_SLICE >= data.byteLength;
+      inflater.push(data.subarray(i, i + INPUT_SLICE), last);
+    }
+  } catch {
+    // A broken or oversized stream: judge by what was inflated before it failed.
+    ended = true;
+  }
+  let text = '';
+  for (const chunk of chunks) text += decoder.decode(chunk, { stream: true });
+  return { text: text + decoder.decode(), finished: ended };
 }

@@ -1,7 +1,8 @@
 import { denseCosine } from '../retrieval/similarity.ts';
 import { tokenize } from '../retrieval/sparse.ts';
+import { splitSentences } from '../text/sentences.ts';
 import { checkScoreInput, clampScore, type ScoreInput, type Scores } from './score-input.ts';
-import { answerStatements, contentTerms, type Statement, splitSentences } from './statements.ts';
+import { answerStatements, contentTerms, type Statement } from './statements.ts';
 
 export { judgeScores } from './judge.ts';
 export type { ScoreInput, Scores } from './score-input.ts';

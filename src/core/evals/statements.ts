@@ -1,4 +1,5 @@
 import { tokenize } from '../retrieval/sparse.ts';
+import { splitSentences } from '../text/sentences.ts';
 
 /** A sentence (or a few short ones run together) of an answer, with its content terms. */
 export interface Statement {
@@ -25,34 +26,12 @@ const FRAMING_TERMS = new Set(
 // "- ", "* ", "1. ", "2) " at the start of a line: list structure, not content (and not a number the sources must contain).
 const LIST_MARKER = /^[ \t]*(?:[-*•+]|\d{1,3}[.)])[ \t]+/gmu;
 
-// A sentence shorter than this is a fragment ("Dr.", "e.g.") that Intl.Segmenter split off, or
-// filler ("Yes."); it is read together with the sentence after it.
+// A sentence with fewer terms than this is filler ("Yes.") or a fragment cut off at an
+// abbreviation the splitter does not know; it is read together with the sentence after it.
 const MIN_STATEMENT_TERMS = 3;
-
-const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 export function stripCitations(text: string): string {
   return text.replace(CITATION, '');
-}
-
-// Intl.Segmenter ends a sentence after "e.g." or "Dr." when a number or a capital follows.
-const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|etc|et al|vs|cf|approx|fig|figs|no|nos|dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|co)\.$/iu;
-
-/** Sentences of a text, trimmed, empty ones left out. Line breaks end sentences too (lists, headings). */
-export function splitSentences(text: string): string[] {
-  const result: string[] = [];
-  for (const line of text.split(/\n+/u)) {
-    let pending = '';
-    for (const { segment } of sentences.segment(line)) {
-      pending = pending ? `${pending} ${segment.trim()}` : segment.trim();
-      if (pending.length > 0 && !ABBREVIATION.test(pending)) {
-        result.push(pending);
-        pending = '';
-      }
-    }
-    if (pending.length > 0) result.push(pending);
-  }
-  return result;
 }
 
 /** Content terms as `tokenize` gives them, without the words that only frame a statement. */

@@ -1,6 +1,8 @@
 import { Receiver } from '@upstash/qstash';
-import type { MiddlewareHandler } from 'hono';
-import type { z } from 'zod';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import { connect, type Sql } from '../db/client.ts';
+import { DomainError } from '../errors.ts';
 
 export interface DeliverySettings {
   /** This worker's public URL: signatures are checked against it plus the request's path. */
@@ -9,17 +11,116 @@ export interface DeliverySettings {
   nextSigningKey: string;
 }
 
+/** A delivery's place among QStash's attempts: the last one records a failure instead of retrying. */
+export interface Attempt {
+  retried: number;
+  final: boolean;
+}
+
+/**
+ * Resolving means "done, do not retry", and an object it resolves to is answered with `ok: true`;
+ * throwing makes QStash retry.
+ */
+type Handled = Promise<unknown>;
+
+export interface MessageRoute<D, M> {
+  message: z.ZodType<M>;
+  /** The 400's detail for a signed body that is not such a message. */
+  refusal: string;
+  /** How often QStash retries it: the delivery after the last retry is the final attempt. */
+  retries: number;
+  handle(deps: D, message: M, attempt: Attempt): Handled;
+}
+
+export interface FailureRoute<D, M> {
+  path: string;
+  message: z.ZodType<M>;
+  refusal: string;
+  /** Every delivery of `message` failed; `attempts` counts them when QStash says. */
+  handle(deps: D, message: M, attempts: number | undefined): Handled;
+}
+
+export interface QStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M> {
+  /** The worker's settings, parsed once per env; a bad one is a DomainError('misconfigured'). */
+  loadConfig(env: object): C;
+  signing(config: C): DeliverySettings;
+  /** One delivery's dependencies, around a database client of its own. */
+  deps(config: C, sql: Sql): D;
+  routes: Record<string, MessageRoute<D, M>>;
+  failures: FailureRoute<D, M>;
+  /** The 500's detail when a delivery fails for any reason but the worker's configuration. */
+  retryDetail: string;
+  /** Names the failure in the log. */
+  logLabel: string;
+}
+
+/** QStash's failure callback carries the original message base64-encoded, and how often it was retried. */
+const FailureCallback = z.object({ sourceBody: z.string(), retried: z.number().int().min(0).optional() });
+
+type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C; body: string } };
+
+/**
+ * A QStash-triggered worker: health without a signature; every POST signed by QStash for this
+ * URL and body (else 401, nothing done); each message route and the failure callback parse
+ * their body (else 400) and run with the delivery's dependencies. Any failure is a 500, which
+ * makes QStash retry; its detail names a bad setting, or says the delivery will be retried.
+ */
+export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M>(
+  worker: QStashWorker<C, D, M>,
+): Hono<WorkerEnv<C>> {
+  const app = new Hono<WorkerEnv<C>>();
+  app.get('/health', (c) => c.json({ ok: true }));
+  app.use('*', verifyDeliveries(worker));
+
+  /** The database client is closed after the response, off its critical path. */
+  const withDeps = async (c: Context<WorkerEnv<C>>, run: (deps: D) => Handled) => {
+    const sql = connect(c.var.config.HYPERDRIVE.connectionString);
+    try {
+      const result = await run(worker.deps(c.var.config, sql));
+      return c.json({ ok: true, ...(typeof result === 'object' ? result : undefined) });
+    } finally {
+      c.executionCtx.waitUntil(sql.end({ timeout: 5 }));
+    }
+  };
+
+  for (const [path, route] of Object.entries(worker.routes)) {
+    app.post(path, async (c) => {
+      const message = parseMessage(route.message, c.var.body);
+      if (!message) return c.json({ detail: route.refusal }, 400);
+      const retried = Number.parseInt(c.req.header('upstash-retried') ?? '0', 10) || 0;
+      return withDeps(c, (deps) => route.handle(deps, message, { retried, final: retried >= route.retries }));
+    });
+  }
+
+  const failures = worker.failures;
+  app.post(failures.path, async (c) => {
+    const callback = parseMessage(FailureCallback, c.var.body);
+    const message = callback && parseMessage(failures.message, decodeSourceBody(callback.sourceBody));
+    if (!message) return c.json({ detail: failures.refusal }, 400);
+    const attempts = callback.retried === undefined ? undefined : callback.retried + 1;
+    return withDeps(c, (deps) => failures.handle(deps, message, attempts));
+  });
+
+  app.onError((error, c) => {
+    // A non-2xx makes QStash retry; the details stay in the log.
+    console.error(worker.logLabel, error);
+    if (error instanceof DomainError && error.kind === 'misconfigured') return c.json({ detail: error.message }, 500);
+    return c.json({ detail: worker.retryDetail }, 500);
+  });
+  return app;
+}
+
 /**
  * For every POST: a valid QStash signature for this URL and this exact body, else 401 with
- * nothing done. The verified body is left in `c.var.body`, and `setup` runs with it.
+ * nothing done. The verified body and the worker's settings are left in `c.var`.
  */
-export function verifyDeliveries<E extends { Bindings: object; Variables: { body: string } }>(
-  settings: (env: E['Bindings']) => DeliverySettings,
-  setup?: (c: Parameters<MiddlewareHandler<E>>[0]) => void,
-): MiddlewareHandler<E> {
+function verifyDeliveries<C extends { HYPERDRIVE: { connectionString: string } }>(
+  worker: Pick<QStashWorker<C, unknown, unknown>, 'loadConfig' | 'signing'>,
+): MiddlewareHandler<WorkerEnv<C>> {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
-    const { workerUrl, currentSigningKey, nextSigningKey } = settings(c.env);
+    const config = worker.loadConfig(c.env);
+    const { workerUrl, currentSigningKey, nextSigningKey } = worker.signing(config);
     const body = await c.req.text();
     const receiver = new Receiver({ currentSigningKey, nextSigningKey });
     const signature = c.req.header('upstash-signature');
@@ -27,13 +128,13 @@ export function verifyDeliveries<E extends { Bindings: object; Variables: { body
     const valid = signature ? await receiver.verify({ signature, body, url }).catch(() => false) : false;
     if (!valid) return c.json({ detail: 'Invalid or missing QStash signature' }, 401);
     c.set('body', body);
-    setup?.(c);
+    c.set('config', config);
     return next();
   };
 }
 
 /** A message body, or undefined when it is not JSON of that shape. */
-export function parseMessage<T>(schema: z.ZodType<T>, text: string): T | undefined {
+function parseMessage<T>(schema: z.ZodType<T>, text: string): T | undefined {
   try {
     const result = schema.safeParse(JSON.parse(text));
     return result.success ? result.data : undefined;
@@ -42,8 +143,7 @@ export function parseMessage<T>(schema: z.ZodType<T>, text: string): T | undefin
   }
 }
 
-/** QStash's failure callback carries the original message base64-encoded. */
-export function decodeSourceBody(value: string): string {
+function decodeSourceBody(value: string): string {
   try {
     return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
   } catch {

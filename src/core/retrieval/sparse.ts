@@ -1,4 +1,4 @@
-import { porterStem } from './stemmer.ts';
+import { stemmer as porterStem } from 'stemmer';
 import { ENGLISH_STOPWORDS } from './stopwords.ts';
 
 /** A sparse vector as Upstash Vector takes it: indices ascending and unique, one value each. */

@@ -8,6 +8,8 @@
  * rules. `dns.ts` adds the other half, checking the addresses a host name resolves to.
  */
 
+import ipaddr from 'ipaddr.js';
+
 export type UrlRefusal = 'invalid' | 'scheme' | 'userinfo' | 'port' | 'local_name' | 'private_address' | 'does_not_resolve';
 
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string; code: UrlRefusal };
@@ -60,8 +62,9 @@ export function checkUrlSyntax(raw: string, options: { trustedOrigins?: readonly
   if (host.startsWith('[')) return isPublicAddress(host) ? { ok: true, url } : refuse('private_address', LITERAL_PRIVATE);
   const v4 = parseIPv4Host(host);
   if (v4 === 'invalid') return refuse('invalid');
-  if (v4 !== null) return isPublicIPv4(v4) ? { ok: true, url } : refuse('private_address', LITERAL_PRIVATE);
-  return checkHostName(host) ?? { ok: true, url };
+  if (v4 === null) return checkHostName(host) ?? { ok: true, url };
+  // ipaddr's one-number form reads the address back.
+  return isPublicIPv4(ipaddr.IPv4.parse(String(v4))) ? { ok: true, url } : refuse('private_address', LITERAL_PRIVATE);
 }
 
 /** True when the URL's origin is one of the configured trusted origins, compared exactly. */
@@ -110,17 +113,21 @@ export function isIpLiteralHost(hostname: string): boolean {
 
 /**
  * True only for unicast addresses reachable on the public internet. Accepts dotted-quad
- * IPv4 and any IPv6 text form (brackets and zone allowed); anything it cannot parse is
- * treated as not public, so a surprise fails closed.
+ * IPv4 and any IPv6 text form (brackets allowed); anything it cannot parse is treated as
+ * not public, so a surprise fails closed.
  */
 export function isPublicAddress(ip: string): boolean {
   const text = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
   if (text.includes(':')) {
-    const groups = parseIPv6(text);
-    return groups !== null && isPublicIPv6(groups);
+    // A zone (fe80::1%eth0) only makes sense for link-local addresses.
+    if (text.includes('%') || !ipaddr.IPv6.isValid(text)) return false;
+    // ipaddr reads "::ffff:010.0.0.1" as decimal, where other parsers read octal: refuse the ambiguity.
+    const tail = text.slice(text.lastIndexOf(':') + 1);
+    if (tail.includes('.') && !ipaddr.IPv4.isValidFourPartDecimal(tail)) return false;
+    return isPublicIPv6(ipaddr.IPv6.parse(text));
   }
-  const v4 = parseDottedQuad(text);
-  return v4 !== null && isPublicIPv4(v4);
+  // Leading zeros are ambiguous (octal to some parsers, decimal to others), so only plain dotted quads count.
+  return ipaddr.IPv4.isValidFourPartDecimal(text) && isPublicIPv4(ipaddr.IPv4.parse(text));
 }
 
 function checkHostName(host: string): UrlVerdict | null {
@@ -146,103 +153,43 @@ function authorityOf(raw: string): string {
  * address, written in any of the decimal, octal (0177), hex (0x7f) or shortened (127.1)
  * forms. Node and workerd already rewrite these to dotted quads, but a runtime that did
  * not would hand us `0x7f.1` here, so both are handled. Returns null for a domain name.
+ * ipaddr parses the forms (it refuses a bare "0x", which WHATWG reads as 0: that fails
+ * closed); deciding that a host is an address at all is URL syntax, not its job.
  */
 export function parseIPv4Host(host: string): number | 'invalid' | null {
-  const parts = host.split('.');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  const last = parts[parts.length - 1] ?? '';
-  if (!/^(\d+|0x[0-9a-f]*)$/i.test(last)) return null;
-  if (parts.length > 4) return 'invalid';
-  const numbers = parts.map(parseIPv4Number);
-  if (numbers.some((n) => n === null)) return 'invalid';
-  const values = numbers as number[];
-  const head = values.slice(0, -1);
-  const tail = values[values.length - 1] ?? 0;
-  if (head.some((n) => n > 255) || tail >= 256 ** (5 - values.length)) return 'invalid';
-  return head.reduce((sum, n, i) => sum + n * 256 ** (3 - i), 0) + tail;
+  const address = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (!/(?:^|\.)(?:\d+|0x[0-9a-f]*)$/i.test(address)) return null;
+  try {
+    return ipaddr.IPv4.parse(address)
+      .toByteArray()
+      .reduce((sum, octet) => sum * 256 + octet, 0);
+  } catch {
+    return 'invalid';
+  }
 }
 
-function parseIPv4Number(part: string): number | null {
-  if (part === '') return null;
-  if (/^0x[0-9a-f]*$/i.test(part)) return part.length === 2 ? 0 : Number.parseInt(part.slice(2), 16);
-  if (/^0\d/.test(part)) return /^0[0-7]+$/.test(part) ? Number.parseInt(part.slice(1), 8) : null;
-  return /^\d+$/.test(part) ? Number(part) : null;
-}
+// ipaddr calls every IPv4 address outside its special-purpose list (private, loopback,
+// link-local, carrier-grade NAT, documentation, benchmarking, multicast, reserved, …) "unicast".
+const isPublicIPv4 = (address: ipaddr.IPv4) => address.range() === 'unicast';
 
-function parseDottedQuad(text: string): number | null {
-  const parts = text.split('.');
-  // Leading zeros are ambiguous (octal to some parsers, decimal to others): refuse them.
-  if (parts.length !== 4 || parts.some((p) => !/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255)) return null;
-  return parts.reduce((sum, p) => sum * 256 + Number(p), 0);
-}
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
 
-/** [first address, prefix length] of every IPv4 block that is not publicly routable (IANA special-purpose registry). */
-const NON_PUBLIC_V4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, including cloud metadata at 169.254.169.254
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, including broadcast 255.255.255.255
-];
-const NON_PUBLIC_V4_RANGES = NON_PUBLIC_V4.map(([base, bits]) => {
-  const start = parseDottedQuad(base) ?? 0;
-  return [start, start + 2 ** (32 - bits) - 1] as const;
-});
-
-function isPublicIPv4(address: number): boolean {
-  return !NON_PUBLIC_V4_RANGES.some(([start, end]) => address >= start && address <= end);
-}
+/** The IPv4 address in bytes [from, from + 4) of an IPv6 address. */
+const embeddedIPv4 = (address: ipaddr.IPv6, from: number) =>
+  ipaddr.fromByteArray(address.toByteArray().slice(from, from + 4)) as ipaddr.IPv4;
 
 /**
- * Only global unicast (2000::/3) can be public; inside it, the special-purpose blocks
- * are refused and the two formats that embed an IPv4 address (NAT64, 6to4) are judged
- * by that address. IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms lie outside
- * 2000::/3 and are refused outright: no public page needs them and they are a classic
- * way to smuggle 127.0.0.1 past a filter.
+ * ipaddr's special-purpose blocks are refused, except the two formats that embed an IPv4
+ * address (the well-known NAT64 prefix and 6to4), which are judged by that address.
+ * IPv4-mapped (::ffff:a.b.c.d) is one of those blocks, so it is refused outright: no public
+ * page needs it and it is a classic way to smuggle 127.0.0.1 past a filter.
  */
-function isPublicIPv6(g: readonly number[]): boolean {
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
-  const embeddedV4 = (high: number, low: number) => high * 65536 + low;
-  // 64:ff9b::/96, the well-known NAT64 prefix, reaches the IPv4 address in its last 32 bits.
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return isPublicIPv4(embeddedV4(g6, g7));
-  if ((g0 & 0xe000) !== 0x2000) return false;
-  if (g0 === 0x2001 && g1 < 0x200) return false; // 2001::/23 IETF protocol assignments, incl. Teredo
-  if (g0 === 0x2001 && g1 === 0xdb8) return false; // documentation
-  if (g0 === 0x3fff && g1 < 0x1000) return false; // 3fff::/20 documentation
-  if (g0 === 0x2002) return isPublicIPv4(embeddedV4(g1, g2)); // 6to4 embeds the IPv4 address
-  return true;
-}
-
-function parseIPv6(text: string): number[] | null {
-  // A zone (fe80::1%eth0) only makes sense for link-local addresses.
-  if (text.includes('%')) return null;
-  const lastColon = text.lastIndexOf(':');
-  const tail = text.slice(lastColon + 1);
-  let hex = text;
-  if (tail.includes('.')) {
-    // '::ffff:1.2.3.4' is '::ffff:102:304' written with the last 32 bits as a dotted quad.
-    const v4 = parseDottedQuad(tail);
-    if (v4 === null) return null;
-    hex = `${text.slice(0, lastColon + 1)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
-  }
-  const halves = hex.split('::');
-  if (halves.length > 2) return null;
-  const toGroups = (part: string | undefined) => (part ? part.split(':') : []);
-  const left = toGroups(halves[0]);
-  const right = toGroups(halves[1]);
-  if ([...left, ...right].some((group) => !/^[0-9a-f]{1,4}$/i.test(group))) return null;
-  const explicit = left.length + right.length;
-  if (halves.length === 1 ? explicit !== 8 : explicit > 7) return null;
-  const zeros = new Array<number>(8 - explicit).fill(0);
-  return [...left, ...zeros.map(String), ...right].map((group) => Number.parseInt(group, 16));
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
+  const range = address.range();
+  if (range === 'rfc6052') return address.match(NAT64_WELL_KNOWN) && isPublicIPv4(embeddedIPv4(address, 12));
+  if (range === '6to4') return isPublicIPv4(embeddedIPv4(address, 2));
+  // ipaddr's "unicast" is whatever its list leaves over, including space outside global
+  // unicast (2000::/3) such as IPv4-compatible ::a.b.c.d, which no public host uses.
+  return range === 'unicast' && address.match(GLOBAL_UNICAST);
 }

@@ -1,7 +1,8 @@
 import { TERMINAL } from '#core/db/ingest-pipeline.ts';
 import type { IngestMessage } from '#core/messages/ingest.ts';
+import type { Attempt } from '#core/qstash/worker-shell.ts';
 import { ParseError } from './parsers/types.ts';
-import type { Attempt, PipelineDeps } from './pipeline/deps.ts';
+import type { PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete } from './pipeline/finish.ts';

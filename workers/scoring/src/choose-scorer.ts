@@ -1,5 +1,4 @@
-import { createOpenAI } from '@ai-sdk/openai';
-import { createModels } from '#core/adapters/models.ts';
+import type { Models } from '#core/adapters/models.ts';
 import { judgeScores, lexicalScores, type ScoreInput, type Scores } from '#core/evals/lexical-scorer.ts';
 import type { ScoringConfig } from './config.ts';
 
@@ -10,17 +9,12 @@ export interface Scorer {
 }
 
 /** The judge model when one is configured, else the lexical scorer (with embeddings when there is a model for them). */
-export function createScorer(config: ScoringConfig): Scorer {
+export function createScorer(config: ScoringConfig, models: Models): Scorer {
   if (config.JUDGE_MODEL) {
-    const model = createOpenAI({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY }).chat(config.JUDGE_MODEL);
+    const model = models.languageModel(config.JUDGE_MODEL);
     return { name: `judge:${config.JUDGE_MODEL}`, score: (input) => judgeScores(input, model) };
   }
-  const { embed } = createModels({
-    baseUrl: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY,
-    embeddingModel: config.EMBEDDING_MODEL,
-    embeddingDimensions: config.EMBEDDING_DIMENSIONS,
-  });
+  const { embed } = models;
   if (embed) return { name: 'lexical+embeddings', score: (input) => lexicalScores(input, { embed }) };
   return { name: 'lexical', score: (input) => lexicalScores(input) };
 }

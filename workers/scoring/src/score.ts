@@ -1,18 +1,12 @@
 import { z } from 'zod';
 import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
 import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
+import type { Attempt } from '#core/qstash/worker-shell.ts';
 import type { Scorer } from './choose-scorer.ts';
 
 export interface ScoringDeps {
   db: EvaluationsDb;
   scorer: Scorer;
-}
-
-/** Which delivery this is: on the final one a scorer failure is recorded instead of retried. */
-export interface Attempt {
-  /** Attempts so far, this one included. */
-  number: number;
-  final: boolean;
 }
 
 export type Outcome = 'scored' | 'skipped' | 'failed';
@@ -34,8 +28,8 @@ export function failedAfter(attempts?: number): string {
 
 /**
  * Scores one evaluation record and stores the result. Returning means "done, do not retry";
- * throwing makes QStash retry. A record that is gone or already scored is left alone, so
- * duplicate deliveries change nothing.
+ * throwing makes QStash retry, so on the final attempt a scorer failure is recorded instead.
+ * A record that is gone or already scored is left alone, so duplicate deliveries change nothing.
  */
 export async function scoreEvaluation(deps: ScoringDeps, id: string, attempt: Attempt): Promise<Outcome> {
   const row = await deps.db.load(id);
@@ -51,7 +45,7 @@ export async function scoreEvaluation(deps: ScoringDeps, id: string, attempt: At
     if (!attempt.final) throw error;
     // The upstream's own words stay in the log: they may quote the prompt or name internal hosts.
     console.error(`scoring ${id} failed on its last attempt:`, error);
-    return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempt.number))) ? 'failed' : 'skipped';
+    return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempt.retried + 1))) ? 'failed' : 'skipped';
   }
   return (await deps.db.saveScores(id, scores, deps.scorer.name)) ? 'scored' : 'skipped';
 }

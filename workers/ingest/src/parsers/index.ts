@@ -1,4 +1,4 @@
-import type { DocType } from '#core/documents/sniff.ts';
+import type { DocType } from '#core/documents/detect-type.ts';
 import { parseCsv } from './csv.ts';
 import { parseDocx } from './docx.ts';
 import { parseHtml } from './html.ts';

@@ -1,4 +1,5 @@
-import type { OoxmlType } from '#core/documents/sniff.ts';
+import { indexOfBytes } from '#core/bytes.ts';
+import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/documents/detect-type.ts';
 import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
@@ -9,13 +10,6 @@ import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
 const NOUN: Record<OoxmlType, string> = { docx: 'document', pptx: 'presentation', xlsx: 'workbook' };
 const LABEL: Record<OoxmlType, string> = { docx: 'Word document', pptx: 'PowerPoint presentation', xlsx: 'Excel workbook' };
 
-const MAIN_CONTENT_TYPE: Record<OoxmlType, RegExp> = {
-  docx: /wordprocessingml\.(document|template)\.main\+xml|ms-word\.(document|template)\.macroEnabled/i,
-  pptx: /presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled/i,
-  xlsx: /spreadsheetml\.(sheet|template)\.main\+xml|ms-excel\.(sheet|template)\.macroEnabled\.main/i,
-};
-
-const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 // The stream an encrypted OOXML package is stored in, as its UTF-16LE directory entry name.
 const ENCRYPTED_PACKAGE = Array.from('EncryptedPackage', (c) => [c.charCodeAt(0), 0]).flat();
 
@@ -24,20 +18,12 @@ const ENCRYPTED_PACKAGE = Array.from('EncryptedPackage', (c) => [c.charCodeAt(0)
  * stream; any other compound file is a legacy binary .doc/.xls/.ppt.
  */
 function refuseCompoundFile(bytes: Uint8Array, type: OoxmlType): void {
-  if (!CFB_MAGIC.every((b, i) => bytes[i] === b)) return;
-  if (indexOf(bytes, ENCRYPTED_PACKAGE) !== -1) throw new ParseError('encrypted', `The ${NOUN[type]} is password-protected`);
+  if (!isCompoundFile(bytes)) return;
+  if (indexOfBytes(bytes, ENCRYPTED_PACKAGE) !== -1) throw new ParseError('encrypted', `The ${NOUN[type]} is password-protected`);
   throw new ParseError(
     'unsupported',
     'Legacy binary Office files (.doc, .xls, .ppt) are not supported; save it as .docx/.xlsx/.pptx',
   );
-}
-
-function indexOf(haystack: Uint8Array, needle: readonly number[]): number {
-  const first = needle[0]!;
-  for (let i = haystack.indexOf(first); i !== -1 && i + needle.length <= haystack.length; i = haystack.indexOf(first, i + 1)) {
-    if (needle.every((b, j) => haystack[i + j] === b)) return i;
-  }
-  return -1;
 }
 
 export interface Relationship {
@@ -95,8 +81,8 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType): OoxmlPackage {
   const declared = children(contentTypes, 'Override').find(
     (o) => o.attrs.PartName?.replace(/^\/+/, '').toLowerCase() === main.toLowerCase(),
   )?.attrs.ContentType;
-  if (!declared || !MAIN_CONTENT_TYPE[type].test(declared)) {
-    const actual = (Object.keys(MAIN_CONTENT_TYPE) as OoxmlType[]).find((t) => declared && MAIN_CONTENT_TYPE[t].test(declared));
+  if (!declared || !MAIN_CONTENT_TYPES[type].test(declared)) {
+    const actual = (Object.keys(MAIN_CONTENT_TYPES) as OoxmlType[]).find((t) => declared && MAIN_CONTENT_TYPES[t].test(declared));
     if (actual) throw new ParseError('unsupported', `The file is a ${LABEL[actual]}, not a ${LABEL[type]}`);
     throw notThis();
   }

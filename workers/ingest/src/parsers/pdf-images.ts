@@ -1,6 +1,7 @@
 import type { PDFPageProxy } from 'unpdf/pdfjs';
+import { crc32 } from '#core/crc32.ts';
 import { type Matrix, multiply, type Pdfjs } from './pdf-support.ts';
-import { crc32, encodePng, type PngChannels } from './png.ts';
+import { encodePng, type PngChannels } from './png.ts';
 import type { ExtractedImage, ParseLimits } from './types.ts';
 
 // pdf.js decodes every image in full before we see it; above this it skips the image, which keeps a

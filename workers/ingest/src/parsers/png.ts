@@ -1,4 +1,5 @@
 import { zlibSync } from 'fflate';
+import { crc32 } from '#core/crc32.ts';
 
 /** Raw 8-bit pixels, row-major, `channels` bytes per pixel: gray, gray+alpha, RGB or RGBA. */
 export type PngChannels = 1 | 2 | 3 | 4;
@@ -9,23 +10,6 @@ const COLOR_TYPE: Record<PngChannels, number> = { 1: 0, 2: 4, 3: 2, 4: 6 };
 // A PNG dimension is a 31-bit integer; a cap on the total keeps one hostile image from exhausting memory.
 const MAX_SIDE = 0x7fffffff;
 const MAX_PIXEL_BYTES = 256 * 1024 * 1024;
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32 as PNG chunks use it (ISO 3309, the same as zlib's). */
-export function crc32(bytes: Uint8Array | Uint8ClampedArray, start = 0, end = bytes.length): number {
-  let c = 0xffffffff;
-  for (let i = start; i < end; i++) c = (CRC_TABLE[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 /**
  * Encodes raw 8-bit pixels as a PNG. Each row gets the filter (None, Sub, Up, Average, Paeth) whose output has

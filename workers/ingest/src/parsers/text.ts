@@ -1,4 +1,4 @@
-import { decodeAs, detectTextEncoding, fewControls, type TextEncoding } from '#core/documents/sniff.ts';
+import { decodeAs, detectTextEncoding, fewControls, type TextEncoding } from '#core/documents/text-encoding.ts';
 import { gridBlocks } from './table-rows.ts';
 import type { Block, ParsedDocument } from './types.ts';
 import { ParseError } from './types.ts';

@@ -34,18 +34,8 @@ export interface ParsedDocument {
   pageCount?: number;
 }
 
-export type ParseFailure = 'encrypted' | 'corrupt' | 'empty' | 'unsafe' | 'too_large' | 'unsupported';
-
-/** A document that cannot be ingested. The message is shown to the user as the job's error_message. */
-export class ParseError extends Error {
-  constructor(
-    readonly reason: ParseFailure,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ParseError';
-  }
-}
+// Thrown by the ZIP reader in core too, so it lives there.
+export { ParseError, type ParseFailure } from '#core/documents/parse-error.ts';
 
 /** Limits every parser honours, so one bad file cannot exhaust a 128 MB worker. */
 export interface ParseLimits {

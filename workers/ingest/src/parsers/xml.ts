@@ -1,4 +1,4 @@
-import { decodeText } from '#core/documents/sniff.ts';
+import { decodeText } from '#core/documents/text-encoding.ts';
 import { ParseError } from './types.ts';
 
 /**

@@ -16,9 +16,3 @@ export interface PipelineDeps {
   /** The SSRF-guarded fetch, for URL sources. */
   fetchUrl: (url: string) => Promise<FetchedPage>;
 }
-
-/** A delivery's place among QStash's attempts: the last one records failures instead of retrying. */
-export interface Attempt {
-  retried: number;
-  final: boolean;
-}

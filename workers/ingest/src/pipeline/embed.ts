@@ -1,8 +1,9 @@
 import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
+import type { Attempt } from '#core/qstash/worker-shell.ts';
 import { encodeDocument } from '#core/retrieval/sparse.ts';
-import type { Attempt, PipelineDeps } from './deps.ts';
+import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 
 export interface VectorMetadata extends Record<string, unknown> {

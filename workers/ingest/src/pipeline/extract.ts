@@ -1,7 +1,7 @@
 import type { NewChunk, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
-import { chunkBlocks } from '../chunking.ts';
+import { chunkBlocks } from '../chunking/chunk-blocks.ts';
 import { parseDocument } from '../parsers/index.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';

@@ -1,11 +1,9 @@
 import type { DocumentRow } from '#core/db/documents.ts';
-import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '#core/documents/sniff.ts';
+import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '#core/documents/detect-type.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import { FetchFailed, FetchRefused } from '#core/urls/guarded-fetch.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
-
-export const MAX_SOURCE_BYTES = 50 * 1024 * 1024;
 
 const TYPE_BY_MEDIA: Record<string, DocType> = {
   'text/html': 'html',
@@ -35,10 +33,8 @@ export interface Source {
 export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<Source> {
   if (doc.storage_path) {
     const bytes = await deps.store.get(doc.storage_path);
-    // A fetched page's type was settled when it was fetched; an upload's by its name.
-    const type = doc.source_kind === 'url' ? TYPE_BY_MEDIA[doc.content_type] : typeFromExtension(doc.storage_path);
-    if (!type) throw new ParseError('unsupported', 'The file type is not supported');
-    return { type, bytes, contentType: doc.content_type };
+    if (!doc.doc_type) throw new ParseError('unsupported', 'The file type is not supported');
+    return { type: doc.doc_type, bytes, contentType: doc.content_type };
   }
 
   const page = await deps.fetchUrl(doc.source_url as string).catch((error: unknown) => {
@@ -50,10 +46,12 @@ export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<
   await deps.store.put(key, page.bytes, page.contentType ?? CONTENT_TYPES[type]);
   await deps.db.updateFetched(doc.id, {
     content_type: CONTENT_TYPES[type],
+    doc_type: type,
     size_bytes: page.bytes.byteLength,
     storage_path: key,
   });
   doc.storage_path = key;
+  doc.doc_type = type;
   return { type, bytes: page.bytes, contentType: page.contentType, url: page.url };
 }
 

@@ -1,0 +1,117 @@
+import { z } from '@hono/zod-openapi';
+import { HTTPException } from 'hono/http-exception';
+import { ZodError } from 'zod';
+import { UpstreamError } from '#core/adapters/upstream-error.ts';
+import { isMissingParent } from '#core/db/client.ts';
+import { DomainError, type ErrorKind } from '#core/errors.ts';
+import { MALFORMED_BODY, zodIssues } from './validation.ts';
+
+/** The public error codes: clients branch on these, so they never change. */
+export const ErrorCode = z.enum([
+  'unauthenticated',
+  'token_expired',
+  'invalid_token',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+  'upstream_failed',
+  'service_unavailable',
+  'misconfigured',
+  'internal_error',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const STATUS_BY_CODE = {
+  unauthenticated: 401,
+  token_expired: 401,
+  invalid_token: 401,
+  forbidden: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  internal_error: 500,
+  misconfigured: 500,
+  upstream_failed: 502,
+  service_unavailable: 503,
+} as const satisfies Record<ErrorCode, number>;
+
+export type ErrorStatus = (typeof STATUS_BY_CODE)[ErrorCode];
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** An error response as clients receive it, before the request id is added. */
+export class HttpError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string | ValidationIssue[],
+  ) {
+    super(typeof detail === 'string' ? detail : 'Request validation failed');
+    this.name = 'HttpError';
+  }
+
+  get status(): ErrorStatus {
+    return STATUS_BY_CODE[this.code];
+  }
+}
+
+export const validationFailed = (issues: ValidationIssue[]) => new HttpError('validation_failed', issues);
+
+const CODE_BY_KIND = {
+  unauthenticated: 'unauthenticated',
+  token_expired: 'token_expired',
+  invalid_token: 'invalid_token',
+  forbidden: 'forbidden',
+  not_found: 'not_found',
+  too_large: 'payload_too_large',
+  unsupported_type: 'unsupported_media_type',
+  invalid: 'validation_failed',
+  unavailable: 'service_unavailable',
+  upstream_failed: 'upstream_failed',
+  misconfigured: 'misconfigured',
+} as const satisfies Record<ErrorKind, ErrorCode>;
+
+/** Whatever a handler threw, as the response the contract promises for it. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof DomainError) return fromDomain(error);
+  if (error instanceof ZodError) return validationFailed(zodIssues(error));
+  // A parent row (collection, session, user) was deleted by a concurrent request.
+  if (isMissingParent(error)) return new HttpError('not_found', 'Not found: it was deleted in the meantime');
+  if (error instanceof UpstreamError) return fromUpstream(error);
+  if (error instanceof HTTPException && error.status === 400) return validationFailed(MALFORMED_BODY);
+  if (error instanceof HTTPException && error.status === 404) return new HttpError('not_found', 'Not found');
+  return new HttpError('internal_error', 'Internal server error');
+}
+
+function fromDomain(error: DomainError): HttpError {
+  const code = CODE_BY_KIND[error.kind];
+  if (error.kind !== 'invalid') return new HttpError(code, error.message);
+  // Every field a service checks itself comes from the request body.
+  const { field, type = 'value_error' } = error.details;
+  return validationFailed([{ loc: field ? ['body', snakeCase(field)] : ['body'], msg: error.message, type }]);
+}
+
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** Clients learn which service failed, never what it said. */
+function fromUpstream(error: UpstreamError): HttpError {
+  switch (error.service) {
+    case 'queue':
+      return new HttpError('service_unavailable', 'The ingestion queue is unavailable; try again shortly');
+    case 'dns':
+      return new HttpError('service_unavailable', 'The host name could not be resolved right now; try again shortly');
+    case 'storage':
+      return new HttpError('upstream_failed', 'The storage service failed');
+    case 'vectors':
+      return new HttpError('upstream_failed', 'The vector index failed');
+    case 'models':
+      return new HttpError('upstream_failed', 'The model provider failed');
+  }
+}

@@ -1,0 +1,116 @@
+import { child, descendants, textContent, type XmlElement } from './xml.ts';
+
+/** DOCX runs: a paragraph's text, page breaks, images and text boxes, and the formatting that can make it a heading. */
+
+export interface Inline {
+  text: string;
+  /** Page breaks seen before the first visible character, and after it. */
+  breaksBefore: number;
+  breaksAfter: number;
+  imageIds: string[];
+  textboxes: XmlElement[];
+  /** Every run carrying visible text is bold. */
+  allBold: boolean;
+  /** Smallest explicit size among runs with visible text, in half-points. */
+  minSize: number | null;
+  sawText: boolean;
+}
+
+const SKIPPED = new Set([
+  'w:pPr',
+  'w:rPr',
+  'w:del',
+  'w:moveFrom',
+  'w:instrText',
+  'w:delText',
+  'w:sdtPr',
+  'w:sdtEndPr',
+  'w:fldChar',
+]);
+
+/**
+ * Appends a paragraph's (or a run's) text to `acc`, with its page breaks, images, text boxes and
+ * formatting. `rendered` says which page breaks count: Word's rendered ones, or the explicit ones.
+ */
+export function collectInline(
+  el: XmlElement,
+  acc: Inline,
+  rendered: boolean,
+  run: { bold: boolean; size: number | null } | null,
+): void {
+  for (const node of el.children) {
+    if (typeof node === 'string') continue;
+    switch (node.name) {
+      case 'w:t':
+      case 'm:t': {
+        const text = textContent(node);
+        if (text.trim() !== '') {
+          acc.sawText = true;
+          if (!run?.bold) acc.allBold = false;
+          const size = run?.size ?? null;
+          if (size !== null) acc.minSize = acc.minSize === null ? size : Math.min(acc.minSize, size);
+          else acc.minSize = 0;
+        }
+        acc.text += text;
+        break;
+      }
+      case 'w:tab':
+      case 'w:ptab':
+        acc.text += '\t';
+        break;
+      case 'w:cr':
+        acc.text += '\n';
+        break;
+      case 'w:noBreakHyphen':
+        acc.text += '-';
+        break;
+      case 'w:br': {
+        const type = node.attrs['w:type'];
+        if (type === 'page') {
+          if (!rendered) pageBreak(acc);
+        } else {
+          acc.text += type === 'column' ? ' ' : '\n';
+        }
+        break;
+      }
+      case 'w:lastRenderedPageBreak':
+        if (rendered) pageBreak(acc);
+        break;
+      case 'w:r': {
+        const props = child(node, 'w:rPr');
+        collectInline(node, acc, rendered, { bold: isBold(props), size: sizeOf(props) });
+        break;
+      }
+      case 'w:drawing':
+      case 'w:pict':
+      case 'w:object':
+        for (const blip of descendants(node, 'a:blip')) if (blip.attrs['r:embed']) acc.imageIds.push(blip.attrs['r:embed']);
+        for (const data of descendants(node, 'v:imagedata')) if (data.attrs['r:id']) acc.imageIds.push(data.attrs['r:id']);
+        acc.textboxes.push(...descendants(node, 'w:txbxContent'));
+        break;
+      default:
+        if (!SKIPPED.has(node.name)) collectInline(node, acc, rendered, run);
+    }
+  }
+}
+
+export function emptyInline(): Inline {
+  return { text: '', breaksBefore: 0, breaksAfter: 0, imageIds: [], textboxes: [], allBold: true, minSize: null, sawText: false };
+}
+
+function pageBreak(acc: Inline): void {
+  if (acc.sawText) acc.breaksAfter++;
+  else acc.breaksBefore++;
+}
+
+export const isOn = (el: XmlElement | undefined) => el !== undefined && !['0', 'false', 'off'].includes(el.attrs['w:val'] ?? '');
+
+export function isBold(props: XmlElement | undefined): boolean {
+  return props ? isOn(child(props, 'w:b')) : false;
+}
+
+export function sizeOf(props: XmlElement | undefined): number | null {
+  const value = props && child(props, 'w:sz')?.attrs['w:val'];
+  const size = value ? Number.parseInt(value, 10) : Number.NaN;
+  return Number.isFinite(size) ? size : null;
+}
