@@ -1,8 +1,8 @@
 import { deflateRawSync, inflateRawSync, constants as zlib } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
+import { crc32 } from '#core/crc32.ts';
 import { openZip } from '#core/documents/zip.ts';
-import { crc32 } from '../../../src/core/crc32.ts';
 import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
 
 interface RawEntry {
