@@ -9,6 +9,7 @@
  * Chrome position glyphs. That gives pdf.js as many text operators per byte as real documents do.
  */
 import { zlibSync } from 'fflate';
+import { seededRandom } from '../test/support/seeded-random.ts';
 
 export interface PdfSpec {
   pages: number;
@@ -75,18 +76,6 @@ const BODY_SIZE = 9;
 const HEADING_SIZE = 11;
 const LEADING = 11;
 const SPACE = 278;
-
-/** mulberry32, so the same spec always writes the same bytes. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function glyphWidth(widths: number[], char: string): number {
   return widths[char.charCodeAt(0) - 32] ?? 556;
@@ -291,7 +280,7 @@ function chart(x: number, y: number, width: number, height: number, random: () =
 const encoder = new TextEncoder();
 
 export function generatePdf(spec: PdfSpec): GeneratedPdf {
-  const random = generator(spec.seed ?? 1);
+  const random = seededRandom(spec.seed ?? 1);
   const source = new TextSource(random);
   const photoWidth = spec.photoWidth ?? 1200;
   const photoHeight = spec.photoHeight ?? 900;

@@ -15,6 +15,7 @@ import { serve } from '@hono/node-server';
 import { Index } from '@upstash/vector';
 import { Hono } from 'hono';
 import { createVectorServer, defaultHnsw } from '../devstack/vector/server.ts';
+import { seededRandom } from '../test/support/seeded-random.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -39,19 +40,7 @@ const clusterCount = Number(flags.clusters);
 const spread = Number(flags.spread);
 const topK = 10;
 
-/** mulberry32: a small seeded generator, so every run draws the same data. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const uniform = generator(Number(flags.seed));
+const uniform = seededRandom(Number(flags.seed));
 function gaussian(): number {
   // Box-Muller; 1 - u keeps the logarithm finite.
   return Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());

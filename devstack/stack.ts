@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
-import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createAuthApp } from './auth/app.ts';
+import { declaredBuckets, ensureBuckets } from './buckets.ts';
 import { createDohApp } from './dns/server.ts';
 import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
 import { createFaults } from './faults.ts';
@@ -61,8 +61,9 @@ export interface Devstack {
   stop(): Promise<void>;
 }
 
-/** The bucket supabase/config.toml declares. */
+/** The bucket the product stores into; supabase/config.toml declares it, with its size limit. */
 export const STORAGE_BUCKET = 'documents';
+const SUPABASE_CONFIG = new URL('../supabase/config.toml', import.meta.url).pathname;
 
 export async function startDevstack(options: DevstackOptions): Promise<Devstack> {
   const host = options.host ?? '127.0.0.1';
@@ -149,7 +150,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   app.route('/openai', models.app);
   app.route('/dns-query', createDohApp({ zone: DEFAULT_TEST_ZONE }));
   const server = await listen(app, host, apiPort);
-  await ensureBucket(supabaseUrl, keys.serviceRoleKey, STORAGE_BUCKET);
+  await ensureBuckets(supabaseUrl, keys.serviceRoleKey, declaredBuckets(SUPABASE_CONFIG));
 
   return {
     supabaseUrl,
@@ -184,20 +185,6 @@ async function ephemeralDir(dataDir: string) {
   const dir = join(dataDir, 'ephemeral');
   await mkdir(dir, { recursive: true });
   return dir;
-}
-
-/** What `supabase start` does for the buckets in supabase/config.toml. */
-async function ensureBucket(supabaseUrl: string, serviceRoleKey: string, bucket: string) {
-  const response = await fetch(`${supabaseUrl}/storage/v1/bucket`, {
-    method: 'POST',
-    headers: { apikey: serviceRoleKey, authorization: `Bearer ${serviceRoleKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: bucket, name: bucket, public: false, file_size_limit: MAX_DOCUMENT_BYTES }),
-  });
-  if (response.ok) return;
-  // Like the real API, Storage answers "already exists" as a 400 whose body says 409.
-  const body = (await response.json().catch(() => ({}))) as { statusCode?: string };
-  if (body.statusCode !== '409')
-    throw new Error(`could not create the storage bucket ${bucket}: ${response.status} ${JSON.stringify(body)}`);
 }
 
 function listen(app: Hono, hostname: string, port: number) {

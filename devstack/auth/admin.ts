@@ -24,6 +24,16 @@ const emailExists = () => unprocessable('email_exists', 'A user with this email 
 // The devstack's auth.users has no phone column, so phone users cannot be stored.
 const noPhones = () => badRequest('validation_failed', 'Phone users are not supported by the devstack auth server');
 
+// The check before a write can lose a race: the unique index on email has the last word.
+async function claimingEmail(write: () => Promise<UserRow>): Promise<UserRow> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw emailExists();
+    throw error;
+  }
+}
+
 async function loadUser(c: Context, deps: AuthDeps): Promise<UserRow> {
   const id = c.req.param('id') ?? '';
   if (!UUID_PATTERN.test(id)) throw notFound('validation_failed', 'user_id must be an UUID');
@@ -79,8 +89,8 @@ export async function adminCreateUser(c: Context, deps: AuthDeps): Promise<Respo
   const confirmed = body.email_confirm === true;
   const userMetadata = body.user_metadata ?? {};
 
-  try {
-    const user = await insertUser(deps.sql, {
+  const user = await claimingEmail(() =>
+    insertUser(deps.sql, {
       id,
       email,
       role: body.role || 'authenticated',
@@ -88,12 +98,9 @@ export async function adminCreateUser(c: Context, deps: AuthDeps): Promise<Respo
       confirmed,
       appMetadata: mergeMetadata(emailProviderMetadata(), body.app_metadata ?? {}),
       userMetadata: confirmed ? { ...userMetadata, email_verified: true } : userMetadata,
-    });
-    return c.json(userJson(user));
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailExists();
-    throw error;
-  }
+    }),
+  );
+  return c.json(userJson(user));
 }
 
 /** GET /admin/users/:id */
@@ -115,8 +122,8 @@ export async function adminUpdateUser(c: Context, deps: AuthDeps): Promise<Respo
   if (typeof body.password === 'string') checkPasswordStrength(body.password);
   const encryptedPassword = body.password ? await hashPassword(body.password) : undefined;
 
-  try {
-    const user = await deps.sql.begin(async (tx) => {
+  const user = await claimingEmail(() =>
+    deps.sql.begin(async (tx) => {
       const user = await findUserById(tx, id, true);
       if (!user) throw notFound('user_not_found', 'User not found');
       if (body.role) user.role = body.role;
@@ -136,12 +143,9 @@ export async function adminUpdateUser(c: Context, deps: AuthDeps): Promise<Respo
       if (body.app_metadata) user.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, body.app_metadata);
       if (body.user_metadata) user.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, body.user_metadata);
       return saveUser(tx, user);
-    });
-    return c.json(userJson(user));
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailExists();
-    throw error;
-  }
+    }),
+  );
+  return c.json(userJson(user));
 }
 
 /** DELETE /admin/users/:id. There is no soft delete here: the row and its sessions go. */

@@ -138,25 +138,15 @@ async function readCapped(response: Response, maxBytes: number, param: string): 
     await response.body?.cancel();
     throw invalidRequest(`image is ${declared} bytes; the limit is ${maxBytes}`, param, 'image_too_large');
   }
-  const chunks: Uint8Array[] = [];
+  if (!response.body) return new Uint8Array(0);
   let total = 0;
-  const reader = response.body?.getReader();
-  if (!reader) return new Uint8Array(0);
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw invalidRequest(`image is larger than the limit of ${maxBytes} bytes`, param, 'image_too_large');
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
+  // Throwing here errors the pipe, which cancels the download.
+  const capped = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      total += chunk.length;
+      if (total > maxBytes) throw invalidRequest(`image is larger than the limit of ${maxBytes} bytes`, param, 'image_too_large');
+      controller.enqueue(chunk);
+    },
+  });
+  return new Uint8Array(await new Response(response.body.pipeThrough(capped)).arrayBuffer());
 }

@@ -17,17 +17,15 @@ const sentenceBreaks = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /** Lowercased, Porter-stemmed word terms, stop words and possessive "'s" left out. Numbers ("3.5", "1,000") stay whole. */
 export function terms(text: string): string[] {
-  const normalised = text
+  const folded = text
     .normalize('NFKC')
     .toLowerCase()
     .replace(/[\u2018\u2019\u02bc]/gu, "'");
-  const result: string[] = [];
-  for (const { segment, isWordLike } of words.segment(normalised)) {
-    if (!isWordLike) continue;
-    const word = segment.endsWith("'s") ? segment.slice(0, -2) : segment;
-    if (word !== '' && !STOPWORDS.has(word)) result.push(stemmer(word));
-  }
-  return result;
+  return Array.from(words.segment(folded))
+    .filter(({ isWordLike }) => isWordLike)
+    .map(({ segment }) => segment.replace(/'s$/u, ''))
+    .filter((word) => word !== '' && !STOPWORDS.has(word))
+    .map((word) => stemmer(word));
 }
 
 // Intl.Segmenter breaks after any period followed by a capital or a digit; these endings are initials ("J."),

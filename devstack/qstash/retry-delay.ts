@@ -17,6 +17,19 @@ const FUNCTIONS: Record<string, { arity: [number, number]; fn: (...args: number[
   max: { arity: [1, Number.POSITIVE_INFINITY], fn: Math.max },
 };
 
+type Binary = (a: number, b: number) => number;
+// Binary operators, one map per precedence level, loosest first (a Map, so that no name from Object.prototype matches).
+const BINARY_LEVELS: Map<string, Binary>[] = [
+  new Map<string, Binary>([
+    ['+', (a, b) => a + b],
+    ['-', (a, b) => a - b],
+  ]),
+  new Map<string, Binary>([
+    ['*', (a, b) => a * b],
+    ['/', (a, b) => a / b],
+  ]),
+];
+
 const MAX_DELAY_MS = 86_400_000;
 
 export function compileRetryDelay(source: string): RetryDelay {
@@ -32,26 +45,21 @@ export function compileRetryDelay(source: string): RetryDelay {
   };
 
   type Node = RetryDelay;
-  const expression = (): Node => {
-    let left = term();
-    while (peek() === '+' || peek() === '-') {
-      const op = tokens[position++];
+  // Left-associative: a - b - c is (a - b) - c.
+  const binary = (level: number): Node => {
+    const operators = BINARY_LEVELS[level];
+    if (!operators) return unary();
+    let left = binary(level + 1);
+    for (;;) {
+      const op = operators.get(peek() ?? '');
+      if (!op) return left;
+      position++;
       const a = left;
-      const b = term();
-      left = op === '+' ? (r) => a(r) + b(r) : (r) => a(r) - b(r);
+      const b = binary(level + 1);
+      left = (r) => op(a(r), b(r));
     }
-    return left;
   };
-  const term = (): Node => {
-    let left = unary();
-    while (peek() === '*' || peek() === '/') {
-      const op = tokens[position++];
-      const a = left;
-      const b = unary();
-      left = op === '*' ? (r) => a(r) * b(r) : (r) => a(r) / b(r);
-    }
-    return left;
-  };
+  const expression = () => binary(0);
   const unary = (): Node => {
     if (peek() === '-') {
       position++;

@@ -42,6 +42,13 @@ function listQuery(c: Context) {
  */
 export function registerBucketRoutes(app: Hono, deps: StorageDeps): void {
   const { buckets } = deps;
+  // To anon, which sees no buckets, every bucket it names is missing (once the name itself is valid).
+  const namedBucket = (c: Context) => {
+    const role = authorize(c, deps.keys);
+    const bucketId = assertBucketName(c.req.param('bucketId'));
+    if (role === 'anon') throw noSuchBucket();
+    return bucketId;
+  };
 
   app.get('/bucket', async (c) => {
     if (authorize(c, deps.keys) === 'anon') return c.json([]);
@@ -52,12 +59,7 @@ export function registerBucketRoutes(app: Hono, deps: StorageDeps): void {
     return c.json(all.slice(offset, limit === undefined ? undefined : offset + limit));
   });
 
-  app.get('/bucket/:bucketId', async (c) => {
-    const role = authorize(c, deps.keys);
-    const bucketId = assertBucketName(c.req.param('bucketId'));
-    if (role === 'anon') throw noSuchBucket();
-    return c.json(await buckets.require(bucketId));
-  });
+  app.get('/bucket/:bucketId', async (c) => c.json(await buckets.require(namedBucket(c))));
 
   app.post('/bucket', async (c) => {
     const role = authorize(c, deps.keys);
@@ -89,18 +91,12 @@ export function registerBucketRoutes(app: Hono, deps: StorageDeps): void {
   });
 
   app.delete('/bucket/:bucketId', async (c) => {
-    const role = authorize(c, deps.keys);
-    const bucketId = assertBucketName(c.req.param('bucketId'));
-    if (role === 'anon') throw noSuchBucket();
-    await buckets.delete(bucketId);
+    await buckets.delete(namedBucket(c));
     return c.json({ message: 'Successfully deleted' });
   });
 
   app.post('/bucket/:bucketId/empty', async (c) => {
-    const role = authorize(c, deps.keys);
-    const bucketId = assertBucketName(c.req.param('bucketId'));
-    if (role === 'anon') throw noSuchBucket();
-    await buckets.empty(bucketId);
+    await buckets.empty(namedBucket(c));
     return c.json({ message: 'Successfully emptied' });
   });
 }

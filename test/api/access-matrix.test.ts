@@ -10,8 +10,8 @@ const ROLES: Role[] = ['stranger', 'admin', 'memberQuery', 'memberIngest', 'owne
 interface Endpoint {
   name: string;
   method: string;
-  path: (fx: SharedCollection, cast: Cast) => string;
-  body?: (fx: SharedCollection, cast: Cast) => unknown;
+  path: string;
+  body?: Record<string, unknown>;
   /** Expected status for each authenticated caller; 200s run last, the owner's very last. */
   expect: Record<Role, number>;
 }
@@ -24,102 +24,62 @@ const ingesters = { stranger: 403, admin: 403, memberQuery: 403, memberIngest: 2
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
 const sessionOwner = { stranger: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
 
+/** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
+function endpoint(name: string, route: string, expect: Record<Role, number>, body?: Record<string, unknown>): Endpoint {
+  const [method, path] = route.split(' ') as [string, string];
+  return { name, method, path, body, expect };
+}
+
+const question = { question: 'anything at all', collection_id: '{collection}' };
 const ENDPOINTS: Endpoint[] = [
-  { name: 'create collection', method: 'POST', path: () => '/collections/', body: () => ({ name: 'Mine' }), expect: everyone },
-  { name: 'list collections', method: 'GET', path: () => '/collections/', expect: everyone },
-  { name: 'delete collection', method: 'DELETE', path: (fx) => `/collections/${fx.collectionId}`, expect: ownerOnly },
-  { name: 'get config', method: 'GET', path: (fx) => `/collections/${fx.collectionId}/config`, expect: adminOnly },
-  {
-    name: 'put config',
-    method: 'PUT',
-    path: (fx) => `/collections/${fx.collectionId}/config`,
-    body: () => ({ chunk_size: 500, retrieval_strategy: 'mmr' }),
-    expect: adminOnly,
-  },
-  { name: 'list documents', method: 'GET', path: (fx) => `/collections/${fx.collectionId}/documents`, expect: participants },
-  {
-    name: 'ingest url',
-    method: 'POST',
-    path: () => '/ingest/url',
-    body: (fx) => ({ url: `${stack.pagesUrl}/article.html`, collection_id: fx.collectionId }),
-    expect: ingesters,
-  },
-  {
-    name: 'search',
-    method: 'POST',
-    path: () => '/query/search',
-    body: (fx) => ({ question: 'anything at all', collection_id: fx.collectionId }),
-    expect: participants,
-  },
-  {
-    name: 'ask',
-    method: 'POST',
-    path: () => '/query/',
-    body: (fx) => ({ question: 'anything at all', collection_id: fx.collectionId }),
-    expect: participants,
-  },
-  { name: 'list evaluations', method: 'GET', path: (fx) => `/evals/${fx.collectionId}`, expect: participants },
-  { name: 'evaluation stats', method: 'GET', path: (fx) => `/evals/${fx.collectionId}/stats`, expect: participants },
-  {
-    name: 'create share',
-    method: 'POST',
-    path: (fx) => `/collections/${fx.collectionId}/shares`,
-    body: () => ({ permission: 'query' }),
-    expect: ownerOnly,
-  },
-  { name: 'list shares', method: 'GET', path: (fx) => `/collections/${fx.collectionId}/shares`, expect: ownerOnly },
-  {
-    name: 'revoke share',
-    method: 'DELETE',
-    path: (fx) => `/collections/${fx.collectionId}/shares/${fx.queryShare.id}`,
-    expect: ownerOnly,
-  },
-  {
-    name: 'remove member',
-    method: 'DELETE',
-    path: (fx, cast) => `/collections/${fx.collectionId}/members/${cast.memberQuery.id}`,
-    expect: ownerOnly,
-  },
-  { name: 'join', method: 'POST', path: (fx) => `/collections/join/${fx.ingestShare.share_token}`, expect: everyone },
-  {
-    name: 'create session',
-    method: 'POST',
-    path: (fx) => `/chat/${fx.collectionId}/sessions`,
-    body: () => ({ title: 'New' }),
-    expect: participants,
-  },
-  { name: 'list sessions', method: 'GET', path: (fx) => `/chat/${fx.collectionId}/sessions`, expect: participants },
-  {
-    name: 'read session',
-    method: 'GET',
-    path: (fx) => `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}`,
-    expect: sessionOwner,
-  },
-  {
-    name: 'rename session',
-    method: 'PATCH',
-    path: (fx) => `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}`,
-    body: () => ({ title: 'Renamed' }),
-    expect: sessionOwner,
-  },
-  {
-    name: 'delete session',
-    method: 'DELETE',
-    path: (fx) => `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}`,
-    expect: sessionOwner,
-  },
-  { name: 'chat members', method: 'GET', path: (fx) => `/chat/${fx.collectionId}/members`, expect: participants },
-  {
-    name: 'share session',
-    method: 'POST',
-    path: (fx) => `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}/share`,
-    body: (_fx, cast) => ({ target_user_id: cast.memberQuery.id }),
-    expect: sessionOwner,
-  },
+  endpoint('create collection', 'POST /collections/', everyone, { name: 'Mine' }),
+  endpoint('list collections', 'GET /collections/', everyone),
+  endpoint('delete collection', 'DELETE /collections/{collection}', ownerOnly),
+  endpoint('get config', 'GET /collections/{collection}/config', adminOnly),
+  endpoint('put config', 'PUT /collections/{collection}/config', adminOnly, { chunk_size: 500, retrieval_strategy: 'mmr' }),
+  endpoint('list documents', 'GET /collections/{collection}/documents', participants),
+  endpoint('ingest url', 'POST /ingest/url', ingesters, { url: '{pages}/article.html', collection_id: '{collection}' }),
+  endpoint('search', 'POST /query/search', participants, question),
+  endpoint('ask', 'POST /query/', participants, question),
+  endpoint('list evaluations', 'GET /evals/{collection}', participants),
+  endpoint('evaluation stats', 'GET /evals/{collection}/stats', participants),
+  endpoint('create share', 'POST /collections/{collection}/shares', ownerOnly, { permission: 'query' }),
+  endpoint('list shares', 'GET /collections/{collection}/shares', ownerOnly),
+  endpoint('revoke share', 'DELETE /collections/{collection}/shares/{queryShare}', ownerOnly),
+  endpoint('remove member', 'DELETE /collections/{collection}/members/{memberQuery}', ownerOnly),
+  endpoint('join', 'POST /collections/join/{ingestShareToken}', everyone),
+  endpoint('create session', 'POST /chat/{collection}/sessions', participants, { title: 'New' }),
+  endpoint('list sessions', 'GET /chat/{collection}/sessions', participants),
+  endpoint('read session', 'GET /chat/{collection}/sessions/{ownerSession}', sessionOwner),
+  endpoint('rename session', 'PATCH /chat/{collection}/sessions/{ownerSession}', sessionOwner, { title: 'Renamed' }),
+  endpoint('delete session', 'DELETE /chat/{collection}/sessions/{ownerSession}', sessionOwner),
+  endpoint('chat members', 'GET /chat/{collection}/members', participants),
+  endpoint('share session', 'POST /chat/{collection}/sessions/{ownerSession}/share', sessionOwner, {
+    target_user_id: '{memberQuery}',
+  }),
 ];
 
-// Every endpoint but these names a collection in its path.
-const COLLECTION_SCOPED = new Set(ENDPOINTS.filter((e) => !['create collection', 'list collections', 'join'].includes(e.name)));
+/** An endpoint's path and body with every {name} replaced by what it stands for in this fixture. */
+function request({ path, body }: Endpoint, fx: SharedCollection, cast: Cast) {
+  const values: Record<string, string> = {
+    collection: fx.collectionId,
+    queryShare: fx.queryShare.id,
+    ingestShareToken: fx.ingestShare.share_token,
+    ownerSession: fx.sessions.owner,
+    memberQuery: cast.memberQuery.id,
+    pages: stack.pagesUrl,
+  };
+  const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] as string);
+  return {
+    path: fill(path),
+    body:
+      body &&
+      Object.fromEntries(Object.entries(body).map(([key, value]) => [key, typeof value === 'string' ? fill(value) : value])),
+  };
+}
+
+// Every endpoint but 'create collection', 'list collections' and 'join' names a collection.
+const COLLECTION_SCOPED = new Set(ENDPOINTS.filter((e) => JSON.stringify(e).includes('{collection}')));
 
 let cast: Cast;
 const badTokens: { name: string; header: (cast: Cast) => Promise<string | undefined>; detail: string }[] = [
@@ -201,10 +161,8 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
     for (const token of badTokens) {
       const header = await token.header(cast);
       const before = await snapshot(users());
-      const response = await api(endpoint.method, endpoint.path(fx, cast), {
-        headers: header === undefined ? {} : { Authorization: header },
-        body: endpoint.body?.(fx, cast),
-      });
+      const { path, body } = request(endpoint, fx, cast);
+      const response = await api(endpoint.method, path, { headers: header === undefined ? {} : { Authorization: header }, body });
       expect(response.status, token.name).toBe(401);
       expect(response.body, token.name).toMatchObject({
         detail: token.detail,
@@ -220,10 +178,8 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
     const order = [...ROLES].sort((a, b) => Number(endpoint.expect[a] === 200) - Number(endpoint.expect[b] === 200));
     for (const role of order) {
       const before = await snapshot(users());
-      const response = await api(endpoint.method, endpoint.path(fx, cast), {
-        token: cast[role].token,
-        body: endpoint.body?.(fx, cast),
-      });
+      const { path, body } = request(endpoint, fx, cast);
+      const response = await api(endpoint.method, path, { token: cast[role].token, body });
       expect(response.status, `${role}: ${JSON.stringify(response.body)}`).toBe(endpoint.expect[role]);
       if (response.status !== 200) {
         expect(response.body.code, role).toBe(response.status === 403 ? 'forbidden' : 'not_found');
@@ -235,12 +191,9 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
   if (!COLLECTION_SCOPED.has(endpoint)) return;
   it('answers 404 for a collection that does not exist, to every caller', async () => {
     const fx = await sharedCollection(cast);
-    const missing = { ...fx, collectionId: randomUUID() };
+    const { path, body } = request(endpoint, { ...fx, collectionId: randomUUID() }, cast);
     for (const role of ROLES) {
-      const response = await api(endpoint.method, endpoint.path(missing, cast), {
-        token: cast[role].token,
-        body: endpoint.body?.(missing, cast),
-      });
+      const response = await api(endpoint.method, path, { token: cast[role].token, body });
       expect(response.status, role).toBe(404);
     }
   });

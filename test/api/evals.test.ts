@@ -1,27 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { EvaluationRow } from '#core/db/evaluations.ts';
 import { api, db } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 
-interface EvalRow {
-  id: string;
+/** A stored evaluation: what the API lists, plus the two columns it keeps to itself. */
+interface EvalRow extends EvaluationRow {
   collection_id: string | null;
   user_id: string;
-  question: string;
-  answer: string;
-  faithfulness_score: number | null;
-  context_relevance_score: number | null;
-  total_latency_ms: number;
-  embedding_latency_ms: number;
-  retrieval_latency_ms: number;
-  generation_latency_ms: number | null;
-  time_to_first_token_ms: number | null;
-  engine: string;
-  retrieval_strategy: string;
-  top_k: number;
-  scorer: string | null;
-  scorer_error: string | null;
-  created_at: string;
 }
 
 const JUDGE = 'openai:gpt-4o-mini';

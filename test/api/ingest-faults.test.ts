@@ -1,7 +1,8 @@
 import { Client } from '@upstash/qstash';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { signDelivery } from '../../devstack/qstash/signature.ts';
 import { api, db, skipRealPostgres, stack } from '../support/client.ts';
-import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
+import { type Cast, castWithCollection } from '../support/fixtures.ts';
 import {
   chunkRows,
   clearFaults,
@@ -22,8 +23,7 @@ let collectionId: string;
 
 beforeAll(async () => {
   if (skipRealPostgres) return;
-  cast = await castUsers();
-  ({ collectionId } = await sharedCollection(cast, 'Faults'));
+  ({ cast, collectionId } = await castWithCollection('Faults'));
 });
 afterEach(() => clearFaults());
 
@@ -36,16 +36,19 @@ const rowsOf = async (userId: string) => {
 
 const qstash = () => new Client({ baseUrl: stack.qstashUrl, token: stack.qstashToken });
 
+/** The owner uploads a small text and waits for its job to end, which takes every retry when a fault persists. */
+async function uploadThroughRetries(name: string, text: string) {
+  const created = await upload(cast.owner.token, name, text, collectionId);
+  expect(created.status).toBe(200);
+  const documentId = (await documentOfJob(created.body.job_id)) as string;
+  return { documentId, job: await waitForJob(cast.owner.token, created.body.job_id, 90_000) };
+}
+
 describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
   it('503 when the queue is down, with no job, document or object left behind', async () => {
     const before = await rowsOf(cast.memberIngest.id);
     await injectFault('qstash', { status: 500 });
-    const response = await upload(
-      cast.memberIngest.token,
-      'queued.txt',
-      new TextEncoder().encode('Never queued.\n'),
-      collectionId,
-    );
+    const response = await upload(cast.memberIngest.token, 'queued.txt', 'Never queued.\n', collectionId);
     expect(response.status).toBe(503);
     expect(response.body.detail).not.toMatch(/injected|500/);
     expect(await rowsOf(cast.memberIngest.id)).toEqual(before);
@@ -56,12 +59,7 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
   it('502 when storage is down, with nothing left behind', async () => {
     const before = await rowsOf(cast.memberIngest.id);
     await injectFault('storage', { status: 500, match: collectionId });
-    const response = await upload(
-      cast.memberIngest.token,
-      'stored.txt',
-      new TextEncoder().encode('Never stored.\n'),
-      collectionId,
-    );
+    const response = await upload(cast.memberIngest.token, 'stored.txt', 'Never stored.\n', collectionId);
     expect(response.status).toBe(502);
     expect(response.body.code).toBe('upstream_failed');
     await clearFaults();
@@ -126,10 +124,7 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
 
   it('a batch whose every retry fails is recorded through the failure callback, and the job ends', async () => {
     await injectFault('vector', { status: 500, match: collectionId });
-    const created = await upload(cast.owner.token, 'unindexable.txt', new TextEncoder().encode('Never indexed.\n'), collectionId);
-    expect(created.status).toBe(200);
-    const documentId = (await documentOfJob(created.body.job_id)) as string;
-    const job = await waitForJob(cast.owner.token, created.body.job_id, 90_000);
+    const { documentId, job } = await uploadThroughRetries('unindexable.txt', 'Never indexed.\n');
     expect(job.status).toBe('failed');
     expect(job.error_message).toMatch(/could not be indexed/);
     expect(job.chunks_processed).toBe(job.chunks_total);
@@ -143,15 +138,7 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
   it('a step whose every retry fails ends the job as failed, through the failure callback', async () => {
     // Uploads (POST) work; every read of the original (GET) fails, so every retry of the extract step fails.
     await injectFault('storage', { status: 500, match: collectionId, method: 'GET' });
-    const created = await upload(
-      cast.owner.token,
-      'unreadable.txt',
-      new TextEncoder().encode('Will not be read.\n'),
-      collectionId,
-    );
-    expect(created.status).toBe(200);
-    const documentId = (await documentOfJob(created.body.job_id)) as string;
-    const job = await waitForJob(cast.owner.token, created.body.job_id, 90_000);
+    const { documentId, job } = await uploadThroughRetries('unreadable.txt', 'Will not be read.\n');
     expect(job.status).toBe('failed');
     expect(job.error_message).toMatch(/could not be processed/);
     await clearFaults();
@@ -162,48 +149,24 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
 
 describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliveries', () => {
   it('401 for a missing, forged or mismatched signature, with nothing changed', async () => {
-    const created = await upload(
-      cast.owner.token,
-      'signed.txt',
-      new TextEncoder().encode('Signed deliveries only.\n'),
-      collectionId,
-    );
+    const created = await upload(cast.owner.token, 'signed.txt', 'Signed deliveries only.\n', collectionId);
     const job = await waitForJob(cast.owner.token, created.body.job_id);
+    const url = `${stack.ingestUrl}/steps`;
     const body = JSON.stringify({ job_id: job.job_id, step: 'extract' });
+    const bytes = new TextEncoder().encode(body);
+    const { current } = stack.qstashSigningKeys;
     const post = (headers: Record<string, string>) =>
-      fetch(`${stack.ingestUrl}/steps`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     expect((await post({})).status).toBe(401);
     expect((await post({ 'upstash-signature': 'not.a.jwt' })).status).toBe(401);
-    const [{ jose }] = [{ jose: await import('jose') }];
-    const forged = await new jose.SignJWT({ body: 'x' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer('Upstash')
-      .setSubject(`${stack.ingestUrl}/steps`)
-      .setExpirationTime('5m')
-      .setNotBefore('0s')
-      .setIssuedAt()
-      .sign(new TextEncoder().encode('wrong-key'));
+    // Right in every claim, but signed with a key QStash never had.
+    const forged = await signDelivery('wrong-key', url, bytes);
     expect((await post({ 'upstash-signature': forged })).status).toBe(401);
     // Signed with the real key but for a different body.
-    const wrongBody = await new jose.SignJWT({ body: 'Y2hhbmdlZA' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer('Upstash')
-      .setSubject(`${stack.ingestUrl}/steps`)
-      .setExpirationTime('5m')
-      .setNotBefore('0s')
-      .setIssuedAt()
-      .sign(new TextEncoder().encode(stack.qstashSigningKeys.current));
+    const wrongBody = await signDelivery(current, url, new TextEncoder().encode('changed'));
     expect((await post({ 'upstash-signature': wrongBody })).status).toBe(401);
-    // Expired, though otherwise right.
-    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body)));
-    const expired = await new jose.SignJWT({ body: Buffer.from(digest).toString('base64url') })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer('Upstash')
-      .setSubject(`${stack.ingestUrl}/steps`)
-      .setIssuedAt(Math.floor(Date.now() / 1000) - 900)
-      .setNotBefore(Math.floor(Date.now() / 1000) - 900)
-      .setExpirationTime(Math.floor(Date.now() / 1000) - 600)
-      .sign(new TextEncoder().encode(stack.qstashSigningKeys.current));
+    // Expired, though otherwise right: issued 15 minutes ago, so it lapsed 10 minutes ago.
+    const expired = await signDelivery(current, url, bytes, Date.now() - 900_000);
     expect((await post({ 'upstash-signature': expired })).status).toBe(401);
     const unchanged = await api('GET', `/ingest/jobs/${job.job_id}`, { token: cast.owner.token });
     expect(unchanged.body).toMatchObject({
@@ -216,7 +179,7 @@ describe.skipIf(skipRealPostgres)('the ingest worker only accepts signed deliver
 
 describe.skipIf(skipRealPostgres)('a generation failure after the stream began', () => {
   it('ends the stream with an error event carrying no upstream text', async () => {
-    const text = new TextEncoder().encode('The barrage at La Rance has produced tidal power since 1966.\n');
+    const text = 'The barrage at La Rance has produced tidal power since 1966.\n';
     const job = await ingestFile(cast.owner.token, 'rance.txt', collectionId, text);
     expect(job.status).toBe('succeeded');
     await injectFault('models', { status: 500, match: '/chat/completions' });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generatePdf } from '../../bench/pdf-generator.ts';
 import { api, db, stack } from '../support/client.ts';
-import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
+import { type Cast, castWithCollection } from '../support/fixtures.ts';
 import {
   chunkRows,
   documentOfJob,
@@ -20,8 +20,7 @@ let cast: Cast;
 let collectionId: string;
 
 beforeAll(async () => {
-  cast = await castUsers();
-  ({ collectionId } = await sharedCollection(cast, 'Ingestion'));
+  ({ cast, collectionId } = await castWithCollection('Ingestion'));
 });
 
 describe('upload → job → documents → delete', () => {
@@ -200,7 +199,7 @@ describe('documents that cannot be ingested', () => {
     },
     { name: 'program.exe', bytes: new Uint8Array([0x4d, 0x5a, 0x90, 0]), what: 'an executable' },
     { name: 'image.png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), what: 'a PNG' },
-    { name: 'noextension', bytes: new TextEncoder().encode('hello'), what: 'no extension' },
+    { name: 'noextension', bytes: 'hello', what: 'no extension' },
   ])('415 for $what', async ({ name, bytes }) => {
     const response = await upload(cast.owner.token, name, bytes, collectionId);
     expect(response.status).toBe(415);
@@ -231,7 +230,7 @@ describe('documents that cannot be ingested', () => {
 
 describe('who may ingest and see jobs', () => {
   it('owner and ingest members may upload; others are refused; unknown collections are 404', async () => {
-    const bytes = new TextEncoder().encode('Access rules for ingestion.\n');
+    const bytes = 'Access rules for ingestion.\n';
     expect((await upload(cast.owner.token, 'a.txt', bytes, collectionId)).status).toBe(200);
     expect((await upload(cast.memberIngest.token, 'a.txt', bytes, collectionId)).status).toBe(200);
     for (const user of [cast.memberQuery, cast.stranger, cast.admin]) {
@@ -252,7 +251,7 @@ describe('who may ingest and see jobs', () => {
   });
 
   it('a job is visible to its creator only', async () => {
-    const created = await upload(cast.memberIngest.token, 'mine.txt', new TextEncoder().encode('Mine alone.\n'), collectionId);
+    const created = await upload(cast.memberIngest.token, 'mine.txt', 'Mine alone.\n', collectionId);
     const jobId = created.body.job_id;
     expect((await api('GET', `/ingest/jobs/${jobId}`, { token: cast.memberIngest.token })).status).toBe(200);
     for (const user of [cast.owner, cast.memberQuery, cast.stranger, cast.admin]) {
@@ -265,7 +264,7 @@ describe('who may ingest and see jobs', () => {
 
   it('without collection_id the document goes to the personal namespace', async () => {
     const text = 'Personal notes about the quarterly gardening plan and tomato seedlings.\n';
-    const job = await ingestFile(cast.stranger.token, 'personal.md', undefined, new TextEncoder().encode(text));
+    const job = await ingestFile(cast.stranger.token, 'personal.md', undefined, text);
     expect(job).toMatchObject({ status: 'succeeded', collection_id: null });
     const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
     const found = await vectorIndex()

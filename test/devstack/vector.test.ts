@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceStore } from '../../devstack/vector/namespace.ts';
 import { createVectorServer, defaultHnsw, type VectorOptions, type VectorServer } from '../../devstack/vector/server.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const token = 'vector-test-token';
 const readonlyToken = 'vector-test-readonly';
@@ -36,15 +37,6 @@ async function start(options: Partial<VectorOptions> & Pick<VectorOptions, 'inde
       await vector.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  };
-}
-
-/** Seeded, so failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648 - 0.5;
   };
 }
 
@@ -391,8 +383,9 @@ describe('metadata filters', () => {
   it('finds topK matches however selective the filter, as exact search does', async () => {
     const big = running.index().namespace('selective');
     const dimension = 2;
-    const next = random(7);
-    const vectors = Array.from({ length: 12_000 }, () => Array.from({ length: dimension }, next));
+    // Seeded, so failures reproduce.
+    const random = seededRandom(7);
+    const vectors = Array.from({ length: 12_000 }, () => Array.from({ length: dimension }, () => random() - 0.5));
     for (let start = 0; start < vectors.length; start += 2000) {
       await big.upsert(
         vectors.slice(start, start + 2000).map((vector, i) => {

@@ -74,6 +74,12 @@ export async function sharedCollection(cast: Cast, name = 'Shared'): Promise<Sha
   };
 }
 
+/** The cast with a collection shared among them: where a file's tests start. */
+export async function castWithCollection(name: string): Promise<SharedCollection & { cast: Cast }> {
+  const cast = await castUsers();
+  return { cast, ...(await sharedCollection(cast, name)) };
+}
+
 function expectOk(response: { status: number; body: unknown }, what: string) {
   if (response.status !== 200) throw new Error(`${what} failed: ${response.status} ${JSON.stringify(response.body)}`);
 }

@@ -17,8 +17,9 @@ export interface Job {
   error_message: string | null;
 }
 
-/** POST /ingest/ with a multipart body, as curl -F or a browser would send it. */
-export async function upload(token: string, name: string, bytes: Uint8Array, collectionId?: string) {
+/** POST /ingest/ with a multipart body, as curl -F or a browser would send it; a string goes as its UTF-8 bytes. */
+export async function upload(token: string, name: string, content: Uint8Array | string, collectionId?: string) {
+  const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
   const form = new FormData();
   form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
   const query = collectionId === undefined ? '' : `?collection_id=${collectionId}`;
@@ -45,8 +46,13 @@ export async function waitForJob(token: string, jobId: string, timeoutMs = 60_00
   throw new Error(`job ${jobId} did not finish: ${JSON.stringify(seen.at(-1))}`);
 }
 
-export async function ingestFile(token: string, name: string, collectionId?: string, bytes: Uint8Array = fixture(name)) {
-  const created = await upload(token, name, bytes, collectionId);
+export async function ingestFile(
+  token: string,
+  name: string,
+  collectionId?: string,
+  content: Uint8Array | string = fixture(name),
+) {
+  const created = await upload(token, name, content, collectionId);
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   return waitForJob(token, created.body.job_id);
 }

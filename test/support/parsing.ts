@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { ParseError } from '../../workers/ingest/src/parsers/types.ts';
 
-const FIXTURES = new URL('../fixtures/docs/', import.meta.url);
+/** test/fixtures/docs (see its MANIFEST.tsv). */
+export const FIXTURE_DOCS = new URL('../fixtures/docs/', import.meta.url);
 
-/** A file of test/fixtures/docs (see its MANIFEST.tsv). */
-export const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURES)));
+export const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURE_DOCS)));
 
 export const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -18,4 +18,14 @@ export function failure(fn: () => unknown): ParseError {
     return error as ParseError;
   }
   throw new Error('expected a ParseError');
+}
+
+/** The ParseError a parser's promise rejects with; fails the test when it resolves or rejects with something else. */
+export async function rejection(promise: Promise<unknown>): Promise<ParseError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ParseError);
+  return error as ParseError;
 }

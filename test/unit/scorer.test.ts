@@ -6,6 +6,7 @@ import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from 
 import { answerStatements, isRefusal } from '#core/evals/statements.ts';
 import { tokenize } from '#core/retrieval/sparse.ts';
 import { splitSentences } from '#core/text/sentences.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const TOWER =
   "The Eiffel Tower was completed in 1889 as the entrance arch to the World's Fair. It is 330 metres tall and was " +
@@ -158,25 +159,13 @@ describe('on PubMedQA', () => {
   });
 });
 
-// mulberry32, so the "random" inputs are the same on every run.
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('bounds and determinism', () => {
   const vocabulary = `${TOWER} ${PAINT} ${PHOTOSYNTHESIS} [1] [2] . . ? 2020 the documents do not contain`.split(/\s+/u);
   const words = (random: () => number, count: number) =>
     Array.from({ length: count }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
 
   it('keeps both scores in [0, 1] for arbitrary text', async () => {
-    const random = seeded(42);
+    const random = seededRandom(42);
     for (let i = 0; i < 200; i++) {
       const input: ScoreInput = {
         question: words(random, Math.floor(random() * 12)),

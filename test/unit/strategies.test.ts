@@ -10,18 +10,7 @@ import {
   type QueryMode,
   type Strategy,
 } from '../../src/api/services/retrieval-strategies.ts';
-
-// mulberry32: a tiny seeded generator, so every "random" pool is the same on every run.
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../support/seeded-random.ts';
 
 const DIMENSIONS = 32;
 
@@ -56,7 +45,7 @@ const threshold = (minScore: number | null): Strategy => ({ kind: 'threshold', m
  * then distinct passages with slightly lower scores.
  */
 function duplicatePool(seed = 7): Candidate[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const a = randomUnit(random);
   const b = orthogonalTo([a], random);
   const c = orthogonalTo([a, b], random);
@@ -73,7 +62,7 @@ function duplicatePool(seed = 7): Candidate[] {
 }
 
 function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const copy = [...items];
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -152,7 +141,7 @@ describe('maximal marginal relevance', () => {
 
   it('with λ = 1 is exactly similarity, ties included', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const random = seeded(seed);
+      const random = seededRandom(seed);
       // Scores rounded to one decimal, so that many tie and the tie-break is exercised.
       const candidates: Candidate[] = Array.from({ length: 40 }, (_, i) => ({
         id: `chunk-${(i * 7919) % 40}`,

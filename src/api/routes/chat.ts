@@ -1,95 +1,76 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
 import {
   CreateSessionSchema,
   MessageSchema,
   ParticipantSchema,
   RenameSessionSchema,
+  SessionParams,
   SessionSchema,
   ShareSessionSchema,
 } from '../schemas/chat.ts';
-import { ChatCollectionParams, json, pathParam } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
+import { json, jsonBody, ChatCollectionParams as params } from '../schemas/common.ts';
+import { collectionErrors as errors } from '../schemas/error.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Chat'];
-const params = ChatCollectionParams;
-const sessionParams = params.extend({ session_id: pathParam('session_id', 'Chat session id') });
-const errors = errorResponses(...authErrors, 403, 404);
+const route = taggedRoutes('Chat');
 
-const create = createRoute({
-  method: 'post',
-  path: '/chat/{collection_id}/sessions',
-  tags,
+const create = route.post('/chat/{collection_id}/sessions', {
   summary: 'Start a chat session',
   description: 'The body is optional: `{title}` of 1–100 characters. Without one the title stays null.',
-  request: { params, body: { required: false, content: { 'application/json': { schema: CreateSessionSchema } } } },
-  responses: { 200: json(SessionSchema, 'The new session'), ...errors },
+  request: { params, body: jsonBody(CreateSessionSchema, { required: false }) },
+  responses: { 200: json(SessionSchema, 'The new session') },
+  errors,
 });
 
-const list = createRoute({
-  method: 'get',
-  path: '/chat/{collection_id}/sessions',
-  tags,
+const list = route.get('/chat/{collection_id}/sessions', {
   summary: 'List the caller’s sessions',
   description: 'Only the caller’s own sessions, most recently updated first.',
   request: { params },
-  responses: { 200: json(z.array(SessionSchema), 'Sessions'), ...errors },
+  responses: { 200: json(z.array(SessionSchema), 'Sessions') },
+  errors,
 });
 
-const messages = createRoute({
-  method: 'get',
-  path: '/chat/{collection_id}/sessions/{session_id}',
-  tags,
+const messages = route.get('/chat/{collection_id}/sessions/{session_id}', {
   summary: 'Read a session’s messages (session owner only)',
   description: 'Oldest first. Another user’s session is 404.',
-  request: { params: sessionParams },
-  responses: { 200: json(z.array(MessageSchema), 'Messages'), ...errors },
+  request: { params: SessionParams },
+  responses: { 200: json(z.array(MessageSchema), 'Messages') },
+  errors,
 });
 
-const rename = createRoute({
-  method: 'patch',
-  path: '/chat/{collection_id}/sessions/{session_id}',
-  tags,
+const rename = route.patch('/chat/{collection_id}/sessions/{session_id}', {
   summary: 'Rename a session (session owner only)',
-  request: { params: sessionParams, body: { required: true, content: { 'application/json': { schema: RenameSessionSchema } } } },
+  request: { params: SessionParams, body: jsonBody(RenameSessionSchema) },
   responses: {
     200: json(z.object({ updated: z.string().openapi({ description: 'The session id' }), title: z.string() }), 'Renamed'),
-    ...errors,
   },
+  errors,
 });
 
-const remove = createRoute({
-  method: 'delete',
-  path: '/chat/{collection_id}/sessions/{session_id}',
-  tags,
+const remove = route.delete('/chat/{collection_id}/sessions/{session_id}', {
   summary: 'Delete a session and its messages (session owner only)',
-  request: { params: sessionParams },
-  responses: { 200: json(z.object({ deleted: z.string() }), 'The deleted session id'), ...errors },
+  request: { params: SessionParams },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'The deleted session id') },
+  errors,
 });
 
-const members = createRoute({
-  method: 'get',
-  path: '/chat/{collection_id}/members',
-  tags,
+const members = route.get('/chat/{collection_id}/members', {
   summary: 'List the collection’s other participants',
   description: 'The owner and every member except the caller, owner first, with `role` `owner` or `member`.',
   request: { params },
-  responses: { 200: json(z.array(ParticipantSchema), 'Participants'), ...errors },
+  responses: { 200: json(z.array(ParticipantSchema), 'Participants') },
+  errors,
 });
 
-const share = createRoute({
-  method: 'post',
-  path: '/chat/{collection_id}/sessions/{session_id}/share',
-  tags,
+const share = route.post('/chat/{collection_id}/sessions/{session_id}/share', {
   summary: 'Copy a session to another participant',
   description:
     'Copies the session, with its messages and sources, to the target, who owns the copy. ' +
     'The target must be the owner or a member of the collection (403 otherwise); sharing with yourself is 422.',
-  request: { params: sessionParams, body: { required: true, content: { 'application/json': { schema: ShareSessionSchema } } } },
-  responses: {
-    200: json(z.object({ shared: z.literal(true), new_session_id: z.string() }), 'The copy’s id'),
-    ...errors,
-  },
+  request: { params: SessionParams, body: jsonBody(ShareSessionSchema) },
+  responses: { 200: json(z.object({ shared: z.literal(true), new_session_id: z.string() }), 'The copy’s id') },
+  errors,
 });
 
 export function registerChatRoutes(app: App) {

@@ -1,88 +1,71 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
 import {
   CollectionSchema,
   CreateCollectionSchema,
   DeletedSchema,
+  DocumentParams,
   DocumentSchema,
   ListedCollectionSchema,
   RetrievalConfigSchema,
 } from '../schemas/collections.ts';
-import { CollectionParams, json, pathParam } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
+import { CollectionParams, json, jsonBody } from '../schemas/common.ts';
+import { collectionErrors } from '../schemas/error.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Collections'];
+const route = taggedRoutes('Collections');
 const params = CollectionParams;
 
-const create = createRoute({
-  method: 'post',
-  path: '/collections',
-  tags,
+const create = route.post('/collections', {
   summary: 'Create a collection',
-  request: { body: { required: true, content: { 'application/json': { schema: CreateCollectionSchema } } } },
-  responses: { 200: json(CollectionSchema, 'The created collection'), ...errorResponses(...authErrors) },
+  request: { body: jsonBody(CreateCollectionSchema) },
+  responses: { 200: json(CollectionSchema, 'The created collection') },
 });
 
-const list = createRoute({
-  method: 'get',
-  path: '/collections',
-  tags,
+const list = route.get('/collections', {
   summary: 'List owned and shared collections',
   description: 'Newest first. Collections shared with the caller carry `shared: true` and `permission`.',
-  responses: { 200: json(z.array(ListedCollectionSchema), 'Collections'), ...errorResponses(...authErrors) },
+  responses: { 200: json(z.array(ListedCollectionSchema), 'Collections') },
 });
 
-const remove = createRoute({
-  method: 'delete',
-  path: '/collections/{id}',
-  tags,
+const remove = route.delete('/collections/{id}', {
   summary: 'Delete a collection (owner only)',
   description:
     'Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.',
   request: { params },
-  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404, 502) },
+  responses: { 200: json(DeletedSchema, 'The deleted id') },
+  errors: [...collectionErrors, 502],
 });
 
-const getConfig = createRoute({
-  method: 'get',
-  path: '/collections/{id}/config',
-  tags,
+const getConfig = route.get('/collections/{id}/config', {
   summary: 'Read the retrieval config (admin only)',
   request: { params },
-  responses: {
-    200: json(RetrievalConfigSchema, 'Stored config merged over defaults'),
-    ...errorResponses(...authErrors, 403, 404),
-  },
+  responses: { 200: json(RetrievalConfigSchema, 'Stored config merged over defaults') },
+  errors: collectionErrors,
 });
 
-const putConfig = createRoute({
-  method: 'put',
-  path: '/collections/{id}/config',
-  tags,
+const putConfig = route.put('/collections/{id}/config', {
   summary: 'Replace the retrieval config (admin only)',
   description: 'Both fields are required. A new `chunk_size` applies to documents ingested afterwards.',
-  request: { params, body: { required: true, content: { 'application/json': { schema: RetrievalConfigSchema } } } },
-  responses: { 200: json(RetrievalConfigSchema, 'The stored config'), ...errorResponses(...authErrors, 403, 404) },
+  request: { params, body: jsonBody(RetrievalConfigSchema) },
+  responses: { 200: json(RetrievalConfigSchema, 'The stored config') },
+  errors: collectionErrors,
 });
 
-const documents = createRoute({
-  method: 'get',
-  path: '/collections/{id}/documents',
-  tags,
+const documents = route.get('/collections/{id}/documents', {
   summary: 'List documents (owner or member)',
   description: 'Newest first. Documents still being ingested are listed with the chunks indexed so far.',
   request: { params },
-  responses: { 200: json(z.array(DocumentSchema), 'Documents'), ...errorResponses(...authErrors, 403, 404) },
+  responses: { 200: json(z.array(DocumentSchema), 'Documents') },
+  errors: collectionErrors,
 });
 
-const removeDocument = createRoute({
-  method: 'delete',
-  path: '/collections/{id}/documents/{document_id}',
-  tags,
+const removeDocument = route.delete('/collections/{id}/documents/{document_id}', {
   summary: 'Delete a document (owner only)',
   description: 'Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.',
-  request: { params: CollectionParams.extend({ document_id: pathParam('document_id', 'Document id') }) },
-  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 403, 404, 502) },
+  request: { params: DocumentParams },
+  responses: { 200: json(DeletedSchema, 'The deleted id') },
+  errors: [...collectionErrors, 502],
 });
 
 export function registerCollectionRoutes(app: App) {

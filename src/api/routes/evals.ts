@@ -1,17 +1,13 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
 import { ChatCollectionParams, json } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
+import { collectionErrors } from '../schemas/error.ts';
 import { EvalListQuery, EvaluationSchema, EvaluationStatsSchema } from '../schemas/evals.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Evaluations'];
-const params = ChatCollectionParams;
-const errors = errorResponses(...authErrors, 403, 404);
+const route = taggedRoutes('Evaluations');
 
-const list = createRoute({
-  method: 'get',
-  path: '/evals/{collection_id}',
-  tags,
+const list = route.get('/evals/{collection_id}', {
   summary: 'List the collection’s evaluation records',
   description: `One record per answered question in the collection, by any participant, newest first
 (\`created_at\`, then \`id\`, descending). For the owner and members; anyone else is 403.
@@ -19,22 +15,21 @@ Scores are filled in asynchronously after the answer: both scores null with \`sc
 not scored yet; \`scorer_error\` set means scoring failed and the scores stay null. Besides the contract's
 fields a record carries \`embedding_latency_ms\`, \`time_to_first_token_ms\` and \`scorer\`; it leaves out the
 sources and the chat session (sessions are private to their owner).`,
-  request: { params, query: EvalListQuery },
-  responses: { 200: json(z.array(EvaluationSchema), 'Evaluation records'), ...errors },
+  request: { params: ChatCollectionParams, query: EvalListQuery },
+  responses: { 200: json(z.array(EvaluationSchema), 'Evaluation records') },
+  errors: collectionErrors,
 });
 
-const stats = createRoute({
-  method: 'get',
-  path: '/evals/{collection_id}/stats',
-  tags,
+const stats = route.get('/evals/{collection_id}/stats', {
   summary: 'Aggregate the collection’s recent evaluations',
   description: `Computed over the 500 most recent evaluation records of the collection. A record counts as
 scored when it has both scores; score averages, the daily trend's averages and the worst queries use
 scored records only, latency averages use every record (generation latency: those whose generation
 finished). An average over no records is null; an empty collection gives zero counts, null averages and
 empty arrays. For the owner and members; anyone else is 403.`,
-  request: { params },
-  responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats'), ...errors },
+  request: { params: ChatCollectionParams },
+  responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats') },
+  errors: collectionErrors,
 });
 
 export function registerEvalRoutes(app: App) {

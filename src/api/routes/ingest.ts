@@ -1,19 +1,17 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import type { App } from '../context.ts';
-import { DeletedSchema, DocumentSchema } from '../schemas/collections.ts';
-import { json, pathParam } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
+import { DeletedSchema, DocumentSchema, PersonalDocumentParams } from '../schemas/collections.ts';
+import { json, jsonBody } from '../schemas/common.ts';
+import { collectionErrors } from '../schemas/error.ts';
 import { IngestQuery, JobCreatedSchema, JobParams, JobSchema, UploadSchema, UrlIngestSchema } from '../schemas/ingest.ts';
 import { uploadTooLarge } from '../services/ingest.ts';
 import { openFilePart } from '../uploads/multipart.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Ingestion'];
+const route = taggedRoutes('Ingestion');
 
-const upload = createRoute({
-  method: 'post',
-  path: '/ingest',
-  tags,
+const upload = route.post('/ingest', {
   summary: 'Upload a file for ingestion',
   description: `Returns at once with a job id; poll \`GET /ingest/jobs/{job_id}\`. Owner, or a member holding \`ingest\`.
 The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
@@ -23,53 +21,42 @@ Without \`collection_id\` the document goes to the caller's personal namespace, 
     query: IngestQuery,
     body: { required: true, content: { 'multipart/form-data': { schema: UploadSchema } } },
   },
-  responses: {
-    200: json(JobCreatedSchema, 'The job was queued'),
-    ...errorResponses(...authErrors, 403, 404, 413, 415, 422, 502, 503),
-  },
+  responses: { 200: json(JobCreatedSchema, 'The job was queued') },
+  errors: [...collectionErrors, 413, 415, 502],
 });
 
-const ingestUrl = createRoute({
-  method: 'post',
-  path: '/ingest/url',
-  tags,
+const ingestUrl = route.post('/ingest/url', {
   summary: 'Ingest a public web page or file by URL',
   description: `http or https on ports 80/443, no credentials, and a host that resolves only to public addresses;
 otherwise 422. Redirects are re-checked on every hop when the worker fetches. HTML is reduced to its main text;
 a URL serving a PDF or another supported type is parsed as that type.`,
-  request: { body: { required: true, content: { 'application/json': { schema: UrlIngestSchema } } } },
-  responses: { 200: json(JobCreatedSchema, 'The job was queued'), ...errorResponses(...authErrors, 403, 404, 503) },
+  request: { body: jsonBody(UrlIngestSchema) },
+  responses: { 200: json(JobCreatedSchema, 'The job was queued') },
+  errors: collectionErrors,
 });
 
-const personalDocuments = createRoute({
-  method: 'get',
-  path: '/ingest/documents',
-  tags,
+const personalDocuments = route.get('/ingest/documents', {
   summary: 'List the caller’s personal documents',
   description:
     'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.',
-  responses: { 200: json(z.array(DocumentSchema), 'Documents'), ...errorResponses(...authErrors) },
+  responses: { 200: json(z.array(DocumentSchema), 'Documents') },
 });
 
-const deletePersonalDocument = createRoute({
-  method: 'delete',
-  path: '/ingest/documents/{document_id}',
-  tags,
+const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', {
   summary: 'Delete one of the caller’s personal documents',
   description: 'Removes its vectors, stored files and rows. Anyone else’s document is 404.',
-  request: { params: z.object({ document_id: pathParam('document_id', 'Document id') }) },
-  responses: { 200: json(DeletedSchema, 'The deleted id'), ...errorResponses(...authErrors, 404, 502) },
+  request: { params: PersonalDocumentParams },
+  responses: { 200: json(DeletedSchema, 'The deleted id') },
+  errors: [404, 502],
 });
 
-const getJob = createRoute({
-  method: 'get',
-  path: '/ingest/jobs/{job_id}',
-  tags,
+const getJob = route.get('/ingest/jobs/{job_id}', {
   summary: 'Read an ingest job (its creator only)',
   description:
     'Status goes `queued` → `processing` → `succeeded`, `partial` or `failed`. `chunks_processed` advances against `chunks_total` while it runs.',
   request: { params: JobParams },
-  responses: { 200: json(JobSchema, 'The job'), ...errorResponses(...authErrors, 404) },
+  responses: { 200: json(JobSchema, 'The job') },
+  errors: [404],
 });
 
 // Room for the multipart framing around a file of the maximum size.

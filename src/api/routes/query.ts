@@ -1,30 +1,26 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import type { App } from '../context.ts';
-import { json } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
+import { json, jsonBody } from '../schemas/common.ts';
+import { collectionErrors } from '../schemas/error.ts';
 import { QueryRequestSchema, SearchRequestSchema, SearchResponseSchema } from '../schemas/query.ts';
 import type { AnswerEvent } from '../services/answer.ts';
 import { passageJson, type Retrieval } from '../services/retrieval.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Query'];
+const route = taggedRoutes('Query');
 
-const search = createRoute({
-  method: 'post',
-  path: '/query/search',
-  tags,
+const search = route.post('/query/search', {
   summary: 'Retrieve sources without generating an answer',
   description: `The retrieval of \`POST /query/\` (same access rules, same namespace, the collection's
 \`retrieval_strategy\`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
 configured, else sparse BM25 alone. For search-only clients and retrieval benchmarks.`,
-  request: { body: { required: true, content: { 'application/json': { schema: SearchRequestSchema } } } },
-  responses: { 200: json(SearchResponseSchema, 'Sources, best first'), ...errorResponses(...authErrors, 403, 404, 502) },
+  request: { body: jsonBody(SearchRequestSchema) },
+  responses: { 200: json(SearchResponseSchema, 'Sources, best first') },
+  errors: [...collectionErrors, 502],
 });
 
-const ask = createRoute({
-  method: 'post',
-  path: '/query',
-  tags,
+const ask = route.post('/query', {
   summary: 'Ask a question; the answer streams as Server-Sent Events',
   description: `Everything that can refuse the request is checked before the first byte: 422 for the
 body, 403/404 for the collection, 404 for a \`session_id\` that is not the caller's own session in it.
@@ -39,11 +35,11 @@ Then \`text/event-stream\`:
 The answer cites sources as \`[n]\`, the n-th entry of \`metadata.sources\`. A client that disconnects
 stops generation; what was produced is still recorded. After the stream the exchange is saved (in the
 session, when given) with an evaluation record that is scored asynchronously.`,
-  request: { body: { required: true, content: { 'application/json': { schema: QueryRequestSchema } } } },
+  request: { body: jsonBody(QueryRequestSchema) },
   responses: {
     200: { description: 'The answer as an event stream', content: { 'text/event-stream': { schema: z.string() } } },
-    ...errorResponses(...authErrors, 403, 404, 502),
   },
+  errors: [...collectionErrors, 502],
 });
 
 export function registerQueryRoutes(app: App) {

@@ -1,67 +1,59 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
-import { CollectionParams, json, pathParam } from '../schemas/common.ts';
-import { authErrors, errorResponses } from '../schemas/error.ts';
-import { CreateShareSchema, JoinResultSchema, ShareSchema, SharesListingSchema } from '../schemas/sharing.ts';
+import { CollectionParams, json, jsonBody } from '../schemas/common.ts';
+import { collectionErrors } from '../schemas/error.ts';
+import {
+  CreateShareSchema,
+  JoinResultSchema,
+  MemberParams,
+  ShareParams,
+  ShareSchema,
+  SharesListingSchema,
+  ShareTokenParams,
+} from '../schemas/sharing.ts';
+import { taggedRoutes } from './define-route.ts';
 
-const tags = ['Sharing'];
-const params = CollectionParams;
+const route = taggedRoutes('Sharing');
 
-const createShare = createRoute({
-  method: 'post',
-  path: '/collections/{id}/shares',
-  tags,
+const createShare = route.post('/collections/{id}/shares', {
   summary: 'Create an invite link (owner only)',
-  request: { params, body: { required: true, content: { 'application/json': { schema: CreateShareSchema } } } },
-  responses: { 200: json(ShareSchema, 'The share, with its token'), ...errorResponses(...authErrors, 403, 404) },
+  request: { params: CollectionParams, body: jsonBody(CreateShareSchema) },
+  responses: { 200: json(ShareSchema, 'The share, with its token') },
+  errors: collectionErrors,
 });
 
-const listShares = createRoute({
-  method: 'get',
-  path: '/collections/{id}/shares',
-  tags,
+const listShares = route.get('/collections/{id}/shares', {
   summary: 'List invite links and members (owner only)',
-  request: { params },
-  responses: { 200: json(SharesListingSchema, 'Links and members, oldest first'), ...errorResponses(...authErrors, 403, 404) },
+  request: { params: CollectionParams },
+  responses: { 200: json(SharesListingSchema, 'Links and members, oldest first') },
+  errors: collectionErrors,
 });
 
-const revokeShare = createRoute({
-  method: 'delete',
-  path: '/collections/{id}/shares/{share_id}',
-  tags,
+const revokeShare = route.delete('/collections/{id}/shares/{share_id}', {
   summary: 'Revoke an invite link (owner only)',
   description: 'The link stops working. Members who joined through it stay members.',
-  request: { params: params.extend({ share_id: pathParam('share_id', 'Share id') }) },
-  responses: {
-    200: json(z.object({ deleted: z.string() }), 'The revoked share id'),
-    ...errorResponses(...authErrors, 403, 404),
-  },
+  request: { params: ShareParams },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'The revoked share id') },
+  errors: collectionErrors,
 });
 
-const removeMember = createRoute({
-  method: 'delete',
-  path: '/collections/{id}/members/{member_id}',
-  tags,
+const removeMember = route.delete('/collections/{id}/members/{member_id}', {
   summary: 'Remove a member (owner only)',
   description: 'Also deletes that member’s chat sessions in this collection.',
-  request: { params: params.extend({ member_id: pathParam('member_id', 'The member’s user id') }) },
-  responses: {
-    200: json(z.object({ removed: z.string() }), 'The removed user id'),
-    ...errorResponses(...authErrors, 403, 404),
-  },
+  request: { params: MemberParams },
+  responses: { 200: json(z.object({ removed: z.string() }), 'The removed user id') },
+  errors: collectionErrors,
 });
 
-const join = createRoute({
-  method: 'post',
-  path: '/collections/join/{share_token}',
-  tags,
+const join = route.post('/collections/join/{share_token}', {
   summary: 'Join a collection through an invite link',
   description:
     'Returns `{collection, permission}` on joining, `{already_owner: true}` for the owner, or ' +
     '`{already_member: true, permission}` with the permission the member already holds (a second link does not change it). ' +
     'A revoked or unknown token is 404.',
-  request: { params: z.object({ share_token: pathParam('share_token', 'The invite link token') }) },
-  responses: { 200: json(JoinResultSchema, 'The join result'), ...errorResponses(...authErrors, 404) },
+  request: { params: ShareTokenParams },
+  responses: { 200: json(JoinResultSchema, 'The join result') },
+  errors: [404],
 });
 
 export function registerSharingRoutes(app: App) {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { Id, Permission, Timestamp } from './common.ts';
+import { ChatCollectionParams, Id, Permission, pathParam, Timestamp } from './common.ts';
 
 const Title = z.string().trim().min(1).max(100);
 
@@ -49,3 +49,5 @@ export const ShareSessionSchema = z
   .object({ target_user_id: z.uuid().openapi({ description: 'The owner or a member of the collection' }) })
   .strict()
   .openapi('ShareChatSession');
+
+export const SessionParams = ChatCollectionParams.extend({ session_id: pathParam('session_id', 'Chat session id') });

@@ -1,10 +1,16 @@
 import { z } from '@hono/zod-openapi';
+import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import { RETRIEVAL_STRATEGIES } from '../services/collections.ts';
-import { Id, Permission, Timestamp } from './common.ts';
+import { CollectionParams, Id, Permission, pathParam, Timestamp } from './common.ts';
 
 export const RetrievalConfigSchema = z
   .object({
-    chunk_size: z.number().int().min(100).max(8000).openapi({ description: 'Characters per chunk', example: 1000 }),
+    chunk_size: z
+      .number()
+      .int()
+      .min(MIN_CHUNK_SIZE)
+      .max(MAX_CHUNK_SIZE)
+      .openapi({ description: 'Characters per chunk', example: 1000 }),
     retrieval_strategy: z.enum(RETRIEVAL_STRATEGIES).openapi({ example: 'similarity' }),
   })
   .strict()
@@ -46,3 +52,7 @@ export const DocumentSchema = z
   .openapi('Document');
 
 export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted');
+
+const documentId = pathParam('document_id', 'Document id');
+export const DocumentParams = CollectionParams.extend({ document_id: documentId });
+export const PersonalDocumentParams = z.object({ document_id: documentId });

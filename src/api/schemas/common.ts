@@ -11,5 +11,11 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
 });
 
+/** A JSON request body; optional only where the route says so. */
+export const jsonBody = <T extends z.ZodType>(schema: T, { required = true } = {}) => ({
+  required,
+  content: { 'application/json': { schema } },
+});
+
 export const CollectionParams = z.object({ id: pathParam('id', 'Collection id') });
 export const ChatCollectionParams = z.object({ collection_id: pathParam('collection_id', 'Collection id') });

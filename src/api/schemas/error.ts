@@ -42,3 +42,6 @@ export function errorResponses<const S extends ErrorStatus>(...statuses: S[]) {
 
 /** Responses every authenticated route can give. */
 export const authErrors = [401, 422, 503] as const;
+
+/** What a route on one collection adds: the caller may not use it, or it is not there. */
+export const collectionErrors = [403, 404] as const;

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { CollectionSchema } from './collections.ts';
-import { Id, Permission, Timestamp } from './common.ts';
+import { CollectionParams, Id, Permission, pathParam, Timestamp } from './common.ts';
 
 export const ShareSchema = z
   .object({
@@ -31,3 +31,7 @@ export const JoinResultSchema = z
     z.object({ already_member: z.literal(true), permission: Permission }),
   ])
   .openapi('JoinResult');
+
+export const ShareParams = CollectionParams.extend({ share_id: pathParam('share_id', 'Share id') });
+export const MemberParams = CollectionParams.extend({ member_id: pathParam('member_id', 'The member’s user id') });
+export const ShareTokenParams = z.object({ share_token: pathParam('share_token', 'The invite link token') });

@@ -1,22 +1,18 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parsePdf } from '../../../workers/ingest/src/parsers/pdf.ts';
 import type { Block, ExtractedImage, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
-import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
+import { FIXTURE_DOCS, fixture, rejection } from '../../support/parsing.ts';
+import { seededBytes } from '../../support/seeded-random.ts';
 
-const DOCS = new URL('../../fixtures/docs', import.meta.url).pathname;
+const DOCS = fileURLToPath(FIXTURE_DOCS);
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PDF_MODULE = fileURLToPath(new URL('../../../workers/ingest/src/parsers/pdf.ts', import.meta.url));
 const execFileAsync = promisify(execFile);
 const LIMITS = { minImageSide: 64, maxImages: 50 };
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-
-function fixture(name: string): Uint8Array {
-  return new Uint8Array(readFileSync(`${DOCS}/${name}`));
-}
 
 function pageText(doc: ParsedDocument, page: number): string {
   return doc.blocks
@@ -27,15 +23,6 @@ function pageText(doc: ParsedDocument, page: number): string {
 
 function findBlock(doc: ParsedDocument, text: string): Block | undefined {
   return doc.blocks.find((b) => b.text.includes(text));
-}
-
-async function parseError(promise: Promise<unknown>): Promise<ParseError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ParseError);
-  return error as ParseError;
 }
 
 function pngSize(png: Uint8Array): { width: number; height: number } {
@@ -149,13 +136,7 @@ function buildPdf(pages: PageSpec[]): Uint8Array {
   chunks.push(
     latin1(`${xref.join('')}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`),
   );
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 /** A PDF string literal with its special characters escaped. */
@@ -166,6 +147,12 @@ function str(text: string): string {
 function textAt(font: 'F1' | 'F2', size: number, x: number, y: number, text: string): string {
   return `BT /${font} ${size} Tf ${x} ${y} Td ${str(text)} Tj ET\n`;
 }
+
+/** A line of body text: the regular face at 10 pt, by default at the left margin. */
+const bodyText = (y: number, text: string, x = 72) => textAt('F1', 10, x, y, text);
+
+/** A one-page PDF of these content-stream pieces, parsed. */
+const parsePage = (...content: string[]) => parsePdf(buildPdf([{ content: content.join('') }]), LIMITS);
 
 const LEFT_LINES = [
   'Alpha column opens the discussion here,',
@@ -185,10 +172,10 @@ describe('parsePdf on generated PDFs', () => {
     let content = textAt('F2', 20, 72, 720, 'A Study of Two Columns');
     LEFT_LINES.forEach((line, i) => {
       // Row by row: left line i, then right line i.
-      content += textAt('F1', 10, 72, 680 - i * 12, line);
-      content += textAt('F1', 10, 320, 680 - i * 12, RIGHT_LINES[i] as string);
-    });
-    const doc = await parsePdf(buildPdf([{ content }]), LIMITS);
+      content += bodyText(680 - i * 12, line);
+      content += bodyText(680 - i * 12, RIGHT_LINES[i] as string, 320);
+    }, 320);
+    const doc = await parsePage(content);
     const text = pageText(doc, 1);
     const leftEnd = text.indexOf('the left column finally ends now.');
     const rightStart = text.indexOf('Beta column starts the second topic');
@@ -206,27 +193,27 @@ describe('parsePdf on generated PDFs', () => {
       ['North', '120', '4,500'],
       ['South', '95', '3,100'],
     ];
-    let content = textAt('F1', 10, 72, 720, 'Quarterly sales by region are shown below.');
+    let content = bodyText(720, 'Quarterly sales by region are shown below.');
     // Column by column, so only geometry can put the rows back together.
     for (const [c, x] of [72, 250, 400].entries()) {
       rows.forEach((row, r) => {
-        content += textAt('F1', 10, x, 690 - r * 14, row[c] as string);
-      });
+        content += bodyText(690 - r * 14, row[c] as string, x);
+      }, x);
     }
-    const doc = await parsePdf(buildPdf([{ content }]), LIMITS);
+    const doc = await parsePage(content);
     const tableRows = doc.blocks.filter((b) => b.kind === 'table_row').map((b) => b.text);
     expect(tableRows).toEqual(['Region | Units | Revenue', 'North | 120 | 4,500', 'South | 95 | 3,100']);
     expect(doc.blocks[0]).toMatchObject({ kind: 'paragraph', text: 'Quarterly sales by region are shown below.' });
   });
 
   it('joins hyphenated line breaks, keeping hyphens the document uses in compounds', async () => {
-    const content = [
-      textAt('F1', 10, 72, 700, 'The state-of-the-art method makes every docu-'),
-      textAt('F1', 10, 72, 688, 'ment easy to search, and this state-of-the-'),
-      textAt('F1', 10, 72, 676, 'art approach works with Lucene-'),
-      textAt('F1', 10, 72, 664, 'BM25 as well.'),
-    ].join('');
-    const doc = await parsePdf(buildPdf([{ content }]), LIMITS);
+    const lines = [
+      'The state-of-the-art method makes every docu-',
+      'ment easy to search, and this state-of-the-',
+      'art approach works with Lucene-',
+      'BM25 as well.',
+    ];
+    const doc = await parsePage(...lines.map((line, i) => bodyText(700 - i * 12, line)));
     expect(doc.blocks).toHaveLength(1);
     expect(doc.blocks[0]?.text).toBe(
       'The state-of-the-art method makes every document easy to search, and this state-of-the-art approach works with Lucene-BM25 as well.',
@@ -238,11 +225,11 @@ describe('parsePdf on generated PDFs', () => {
     const page1 =
       textAt('F2', 24, 72, 720, 'Document Title') +
       textAt('F2', 14, 72, 680, 'First Section') +
-      textAt('F1', 10, 72, 660, body) +
-      textAt('F1', 10, 72, 648, body) +
+      bodyText(660, body) +
+      bodyText(648, body) +
       textAt('F2', 10, 72, 620, 'A bold subsection') +
-      textAt('F1', 10, 72, 606, body);
-    const page2 = textAt('F2', 14, 72, 720, 'Second Section') + textAt('F1', 10, 72, 700, body) + textAt('F1', 10, 72, 688, body);
+      bodyText(606, body);
+    const page2 = textAt('F2', 14, 72, 720, 'Second Section') + bodyText(700, body) + bodyText(688, body);
     const doc = await parsePdf(buildPdf([{ content: page1 }, { content: page2 }]), LIMITS);
     const headings = doc.blocks.filter((b) => b.kind === 'heading').map((b) => [b.text, b.level, b.page]);
     expect(headings).toEqual([
@@ -256,14 +243,13 @@ describe('parsePdf on generated PDFs', () => {
   });
 
   it('splits paragraphs at vertical gaps and list items at their markers', async () => {
-    const content = [
-      textAt('F1', 10, 72, 700, 'The first paragraph has one line.'),
-      textAt('F1', 10, 72, 670, 'The second paragraph follows a gap'),
-      textAt('F1', 10, 72, 658, 'and runs onto a second line.'),
-      textAt('F1', 10, 72, 640, '\x95 first bullet item'),
-      textAt('F1', 10, 72, 628, '\x95 second bullet item'),
-    ].join('');
-    const doc = await parsePdf(buildPdf([{ content }]), LIMITS);
+    const doc = await parsePage(
+      bodyText(700, 'The first paragraph has one line.'),
+      bodyText(670, 'The second paragraph follows a gap'),
+      bodyText(658, 'and runs onto a second line.'),
+      bodyText(640, '\x95 first bullet item'),
+      bodyText(628, '\x95 second bullet item'),
+    );
     expect(doc.blocks.map((b) => [b.kind, b.text])).toEqual([
       ['paragraph', 'The first paragraph has one line.'],
       ['paragraph', 'The second paragraph follows a gap and runs onto a second line.'],
@@ -288,7 +274,7 @@ describe('parsePdf on generated PDFs', () => {
       Icon: { width: 16, height: 16, colorSpace: 'DeviceRGB', bits: 8, data: icon },
     };
     const content =
-      textAt('F1', 10, 72, 740, 'A page with several figures and a caption that is long enough.') +
+      bodyText(740, 'A page with several figures and a caption that is long enough.') +
       ['Gray', 'Rgb', 'Bits', 'Alpha', 'Icon'].map((n, i) => `q 100 0 0 80 ${72 + i * 100} 500 cm /${n} Do Q\n`).join('');
     const doc = await parsePdf(buildPdf([{ content, images }]), LIMITS);
 
@@ -319,7 +305,7 @@ describe('parsePdf on generated PDFs', () => {
       bits: 8,
       data: new Uint8Array(70 * 70).fill(shade),
     });
-    const caption = textAt('F1', 10, 72, 740, 'Every page has some text so none of them counts as a scan.');
+    const caption = bodyText(740, 'Every page has some text so none of them counts as a scan.');
     const draw = 'q 200 0 0 200 72 300 cm /Im Do Q\n';
     const pages = [
       { content: caption + draw, images: { Im: img(40) } },
@@ -368,20 +354,15 @@ describe('parsePdf on generated PDFs', () => {
   });
 
   it('rejects a PDF with neither text nor images as empty', async () => {
-    const error = await parseError(parsePdf(buildPdf([{ content: '' }, { content: '0 0 m 100 100 l S\n' }]), LIMITS));
+    const error = await rejection(parsePdf(buildPdf([{ content: '' }, { content: '0 0 m 100 100 l S\n' }]), LIMITS));
     expect(error.reason).toBe('empty');
     expect(error.message).toBe('The PDF contains no readable text or images');
   });
 
   it('rejects bytes that are not a PDF as corrupt, and an empty file as empty', async () => {
-    let seed = 7;
-    const random = new Uint8Array(4096).map(() => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed >>> 24;
-    });
-    expect((await parseError(parsePdf(random, LIMITS))).reason).toBe('corrupt');
-    expect((await parseError(parsePdf(new TextEncoder().encode('hello, this is plain text'), LIMITS))).reason).toBe('corrupt');
-    const empty = await parseError(parsePdf(new Uint8Array(0), LIMITS));
+    expect((await rejection(parsePdf(seededBytes(4096, 7), LIMITS))).reason).toBe('corrupt');
+    expect((await rejection(parsePdf(new TextEncoder().encode('hello, this is plain text'), LIMITS))).reason).toBe('corrupt');
+    const empty = await rejection(parsePdf(new Uint8Array(0), LIMITS));
     expect(empty.reason).toBe('empty');
   });
 
@@ -406,7 +387,7 @@ describe('parsePdf on generated PDFs', () => {
   });
 
   it('turns a page that times out into a warning, and fails only when no page could be read', async () => {
-    const error = await parseError(parsePdf(fixture('multi-column-2p.pdf'), LIMITS, { pageTimeoutMs: 0 }));
+    const error = await rejection(parsePdf(fixture('multi-column-2p.pdf'), LIMITS, { pageTimeoutMs: 0 }));
     expect(error.reason).toBe('corrupt');
     expect(error.message).toBe('The PDF is damaged: none of its 2 pages could be read');
   });
@@ -498,19 +479,19 @@ describe('parsePdf on fixture documents', () => {
   });
 
   it('password-protected: rejected as encrypted', async () => {
-    const error = await parseError(parsePdf(fixture('password-protected.pdf'), LIMITS));
+    const error = await rejection(parsePdf(fixture('password-protected.pdf'), LIMITS));
     expect(error.reason).toBe('encrypted');
     expect(error.message).toBe('The PDF is encrypted with a password');
   });
 
   it('corrupt-header-only: rejected as corrupt', async () => {
-    const error = await parseError(parsePdf(fixture('corrupt-header-only.pdf'), LIMITS));
+    const error = await rejection(parsePdf(fixture('corrupt-header-only.pdf'), LIMITS));
     expect(error.reason).toBe('corrupt');
   });
 
   it('a truncated PDF (its cross-reference stream cut off) fails cleanly as corrupt', async () => {
     const whole = fixture('multi-column-2p.pdf');
-    const error = await parseError(parsePdf(whole.subarray(0, Math.floor(whole.length * 0.9)), LIMITS));
+    const error = await rejection(parsePdf(whole.subarray(0, Math.floor(whole.length * 0.9)), LIMITS));
     expect(error.reason).toBe('corrupt');
   });
 
@@ -523,7 +504,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
       import { parsePdf } from ${JSON.stringify(PDF_MODULE)};
-      const read = (name) => new Uint8Array(readFileSync(${JSON.stringify(DOCS)} + '/' + name));
+      const read = (name) => new Uint8Array(readFileSync(${JSON.stringify(DOCS)} + name));
       await parsePdf(read('paper-with-table.pdf'));
       const base = process.resourceUsage().maxRSS;
       const doc = await parsePdf(read(process.argv[1]));

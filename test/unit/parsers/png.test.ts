@@ -2,6 +2,7 @@ import { unzlibSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { crc32 } from '#core/crc32.ts';
 import { encodePng, type PngChannels } from '../../../workers/ingest/src/parsers/png.ts';
+import { seededBytes } from '../../support/seeded-random.ts';
 
 interface DecodedPng {
   width: number;
@@ -90,16 +91,6 @@ function gradient(width: number, height: number, channels: number): Uint8Array {
   return px;
 }
 
-function noise(length: number, seed: number): Uint8Array {
-  const px = new Uint8Array(length);
-  let s = seed;
-  for (let i = 0; i < length; i++) {
-    s = (s * 1103515245 + 12345) >>> 0;
-    px[i] = s >>> 24;
-  }
-  return px;
-}
-
 function widenGray(px: Uint8Array, channels: 1 | 2): Uint8Array {
   const n = px.length / channels;
   const out = new Uint8Array(n * (channels + 2));
@@ -131,7 +122,7 @@ describe('encodePng', () => {
         [37, 23],
         [3, 64],
       ] as const) {
-        for (const px of [gradient(w, h, channels), noise(w * h * channels, w + h + channels)]) {
+        for (const px of [gradient(w, h, channels), seededBytes(w * h * channels, w + h + channels)]) {
           const png = encodePng(px, w, h, channels);
           const decoded = decodePng(png);
           expect(decoded.chunkTypes).toEqual(['IHDR', 'IDAT', 'IEND']);
@@ -161,7 +152,7 @@ describe('encodePng', () => {
     const sharp = await loadSharp();
     if (!sharp) return ctx.skip();
     for (const channels of [1, 2, 3, 4] as PngChannels[]) {
-      const px = noise(31 * 17 * channels, channels);
+      const px = seededBytes(31 * 17 * channels, channels);
       const png = encodePng(px, 31, 17, channels);
       const meta = await sharp(png).metadata();
       expect([meta.width, meta.height, meta.channels]).toEqual([31, 17, channels]);

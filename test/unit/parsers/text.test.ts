@@ -1,17 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseDocument } from '../../../workers/ingest/src/parsers/index.ts';
 import { MAX_TEXT_BYTES, parseText } from '../../../workers/ingest/src/parsers/text.ts';
-import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
-import { failure, fixture, utf8 } from '../../support/parsing.ts';
-
-async function rejection(promise: Promise<unknown>): Promise<ParseError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ParseError);
-  return error as ParseError;
-}
+import { failure, fixture, rejection, utf8 } from '../../support/parsing.ts';
 
 describe('parseText (txt)', () => {
   it('splits paragraphs on blank lines and keeps line breaks inside them', () => {

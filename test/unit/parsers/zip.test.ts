@@ -16,6 +16,20 @@ interface RawEntry {
   flags?: number;
 }
 
+/**
+ * The fields a local header and its central directory record share, in the same order from `at`
+ * (the central record has "version made by" first, so its copy starts two bytes later).
+ */
+function writeSharedFields(view: DataView, at: number, e: RawEntry, nameLength: number) {
+  view.setUint16(at, 20, true);
+  view.setUint16(at + 2, e.flags ?? 0, true);
+  view.setUint16(at + 4, e.method, true);
+  view.setUint32(at + 10, e.crc ?? 0, true);
+  view.setUint32(at + 14, e.data.length, true);
+  view.setUint32(at + 18, e.size, true);
+  view.setUint16(at + 22, nameLength, true);
+}
+
 /** Writes a ZIP byte by byte, so that tests can make its headers say anything. */
 function rawZip(entries: RawEntry[]): Uint8Array {
   const parts: Uint8Array[] = [];
@@ -26,25 +40,13 @@ function rawZip(entries: RawEntry[]): Uint8Array {
     const local = new Uint8Array(30 + name.length);
     const lv = new DataView(local.buffer);
     lv.setUint32(0, 0x04034b50, true);
-    lv.setUint16(4, 20, true);
-    lv.setUint16(6, e.flags ?? 0, true);
-    lv.setUint16(8, e.method, true);
-    lv.setUint32(14, e.crc ?? 0, true);
-    lv.setUint32(18, e.data.length, true);
-    lv.setUint32(22, e.size, true);
-    lv.setUint16(26, name.length, true);
+    writeSharedFields(lv, 4, e, name.length);
     local.set(name, 30);
     const cd = new Uint8Array(46 + name.length);
     const cv = new DataView(cd.buffer);
     cv.setUint32(0, 0x02014b50, true);
     cv.setUint16(4, 20, true);
-    cv.setUint16(6, 20, true);
-    cv.setUint16(8, e.flags ?? 0, true);
-    cv.setUint16(10, e.method, true);
-    cv.setUint32(16, e.crc ?? 0, true);
-    cv.setUint32(20, e.data.length, true);
-    cv.setUint32(24, e.size, true);
-    cv.setUint16(28, name.length, true);
+    writeSharedFields(cv, 6, e, name.length);
     cv.setUint32(42, offset, true);
     cd.set(name, 46);
     parts.push(local, e.data);
@@ -59,14 +61,7 @@ function rawZip(entries: RawEntry[]): Uint8Array {
   ev.setUint16(10, entries.length, true);
   ev.setUint32(12, cdSize, true);
   ev.setUint32(16, offset, true);
-  const all = [...parts, ...central, end];
-  const out = new Uint8Array(all.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of all) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat([...parts, ...central, end]));
 }
 
 const SEGMENT = 64 * 1024 * 1024;

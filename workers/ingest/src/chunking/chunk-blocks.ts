@@ -1,3 +1,4 @@
+import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import type { Block } from '../parsers/types.ts';
 import type { Chunk } from './chunk.ts';
 import { ChunkBuilder } from './chunk-builder.ts';
@@ -9,9 +10,6 @@ export interface ChunkOptions {
   /** Characters of trailing whole sentences repeated at the start of the next chunk. */
   overlap?: number;
 }
-
-export const MIN_CHUNK_SIZE = 100;
-export const MAX_CHUNK_SIZE = 8000;
 
 /** 15% of the chunk: room for one or two sentences of context across a cut. */
 export function defaultOverlap(chunkSize: number): number {
