@@ -1,15 +1,18 @@
 /**
- * The whole local stack for the ingestion benchmark, a local deployment like the tests' (devstack in
+ * The whole local stack the benchmarks run against, a local deployment like the tests' (devstack in
  * this process, the API and ingest workers under `wrangler dev`), and a client that talks to it over
  * HTTP like any user: sign up, create a collection, upload, poll the job.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fastRetries, type LocalDeploymentOptions, startLocalDeployment } from '../devstack/deployment.ts';
+import { signUpUser } from '../test/support/auth-client.ts';
 
 export interface BenchStack {
   apiUrl: string;
   supabaseUrl: string;
   anonKey: string;
+  /** For the Auth admin API. */
+  serviceRoleKey: string;
   /** The wrangler processes of the API and ingest workers; their workerd children run the invocations. */
   apiWranglerPid: number;
   ingestWranglerPid: number;
@@ -36,6 +39,7 @@ export async function startBenchStack(
     apiUrl: deployment.api.url,
     supabaseUrl: stack.supabaseUrl,
     anonKey: stack.keys.anonKey,
+    serviceRoleKey: stack.keys.serviceRoleKey,
     apiWranglerPid: deployment.api.process.pid as number,
     ingestWranglerPid: deployment.ingest.process.pid as number,
     embeddings: stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'none (sparse vectors only)',
@@ -44,14 +48,7 @@ export async function startBenchStack(
 }
 
 export async function signUp(stack: BenchStack): Promise<string> {
-  const response = await fetch(`${stack.supabaseUrl}/auth/v1/signup`, {
-    method: 'POST',
-    headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: `bench-${crypto.randomUUID().slice(0, 8)}@example.com`, password: 'correct horse battery' }),
-  });
-  const body = (await response.json()) as { access_token?: string };
-  if (!response.ok || !body.access_token) throw new Error(`sign-up failed: ${response.status} ${JSON.stringify(body)}`);
-  return body.access_token;
+  return (await signUpUser(stack, `bench-${crypto.randomUUID().slice(0, 8)}@example.com`)).token;
 }
 
 export async function createCollection(stack: BenchStack, token: string, name: string): Promise<string> {
@@ -73,7 +70,7 @@ export interface Job {
   error_message: string | null;
 }
 
-const TERMINAL = new Set(['succeeded', 'partial', 'failed']);
+export const TERMINAL = new Set(['succeeded', 'partial', 'failed']);
 
 async function upload(stack: BenchStack, token: string, collectionId: string, name: string, bytes: Uint8Array) {
   const form = new FormData();
@@ -138,104 +135,7 @@ export async function ingestAll(
       done.push({ name: file.name, bytes: file.bytes, job: state, ms: performance.now() - file.started });
       pending.delete(id);
     }
-    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+    if (pending.size > 0) await sleep(pollMs);
   }
   return { wallMs: performance.now() - start, files: done };
-}
-
-/**
- * The workerd process that runs the worker's code under a `wrangler dev` process. Wrangler starts two:
- * a proxy in front, and the runtime of the worker itself, the one started with an inspector.
- */
-export function workerRuntimePid(wranglerPid: number): { pid: number; all: number[] } | null {
-  const all = workerdPids(wranglerPid);
-  const runtime = all.find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--inspector-addr');
-    } catch {
-      return false;
-    }
-  });
-  const pid = runtime ?? all.at(-1);
-  return pid === undefined ? null : { pid, all };
-}
-
-/** The workerd processes under a wrangler process (its descendants), from /proc. */
-export function workerdPids(rootPid: number): number[] {
-  const children = new Map<number, number[]>();
-  const names = new Map<number, string>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read around the last ')'.
-      const close = stat.lastIndexOf(')');
-      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
-      names.set(Number(entry), stat.slice(stat.indexOf('(') + 1, close));
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  const found: number[] = [];
-  const queue = [rootPid];
-  while (queue.length > 0) {
-    const pid = queue.shift() as number;
-    for (const child of children.get(pid) ?? []) {
-      if (names.get(child) === 'workerd') found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-export function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
-  return match ? Number(match[1]) * 1024 : Number.NaN;
-}
-
-export interface RssWindow {
-  /** VmRSS when the window opened. */
-  start: number;
-  /** Highest sampled VmRSS. */
-  sampledPeak: number;
-  /** The kernel's peak (VmHWM, reset at the start), or null where it could not be reset. */
-  kernelPeak: number | null;
-}
-
-/** Samples a process's resident memory every `everyMs` from now until stop(); mark() reads the peak so far. */
-export function watchRss(pid: number, everyMs = 20): { mark(): number; stop(): RssWindow } {
-  let reset = true;
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    reset = false;
-  }
-  const start = statusBytes(pid, 'VmRSS');
-  let peak = start;
-  const read = () => {
-    try {
-      peak = Math.max(peak, statusBytes(pid, 'VmRSS'));
-    } catch {
-      // gone
-    }
-  };
-  const timer = setInterval(read, everyMs);
-  return {
-    mark() {
-      read();
-      return peak;
-    },
-    stop() {
-      clearInterval(timer);
-      read();
-      let kernelPeak: number | null = null;
-      try {
-        if (reset) kernelPeak = statusBytes(pid, 'VmHWM');
-      } catch {
-        kernelPeak = null;
-      }
-      return { start, sampledPeak: peak, kernelPeak };
-    },
-  };
 }

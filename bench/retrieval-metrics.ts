@@ -60,14 +60,3 @@ export function documentRanking(sources: readonly { source: string }[], toDocId:
   for (const { source } of sources) seen.add(toDocId(source));
   return [...seen];
 }
-
-/** Nearest-rank percentile (p in 0–100) of unsorted values; NaN for none. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
-}
-
-export const mean = (values: readonly number[]) =>
-  values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0) / values.length;

@@ -10,37 +10,30 @@
  * then each query's top 10 is compared with the exact top 10 computed here by brute force.
  */
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Index } from '@upstash/vector';
 import { Hono } from 'hono';
 import { createVectorServer, defaultHnsw } from '../devstack/vector/server.ts';
 import { seededRandom } from '../test/support/seeded-random.ts';
+import { decimal, readFlags, whole } from './flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    vectors: { type: 'string', default: '100000' },
-    dimension: { type: 'string', default: '384' },
-    queries: { type: 'string', default: '200' },
-    batch: { type: 'string', default: '1000' },
-    clusters: { type: 'string', default: '200' },
-    spread: { type: 'string', default: '1.0' },
-    seed: { type: 'string', default: '42' },
-    connectivity: { type: 'string' },
-    'expansion-add': { type: 'string' },
-    'expansion-search': { type: 'string' },
-  },
+const flags = readFlags({
+  vectors: whole('100000', 1),
+  dimension: whole('384', 1),
+  queries: whole('200', 1),
+  batch: whole('1000', 1),
+  clusters: whole('200', 1),
+  spread: decimal('1.0'),
+  seed: whole('42'),
+  connectivity: whole(undefined, 1),
+  'expansion-add': whole(undefined, 1),
+  'expansion-search': whole(undefined, 1),
 });
 
-const count = Number(flags.vectors);
-const dimension = Number(flags.dimension);
-const queryCount = Number(flags.queries);
-const batchSize = Number(flags.batch);
-const clusterCount = Number(flags.clusters);
-const spread = Number(flags.spread);
+const { vectors: count, dimension, queries: queryCount, batch: batchSize, clusters: clusterCount, spread } = flags;
 const topK = 10;
 
-const uniform = seededRandom(Number(flags.seed));
+const uniform = seededRandom(flags.seed);
 function gaussian(): number {
   // Box-Muller; 1 - u keeps the logarithm finite.
   return Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
@@ -78,9 +71,9 @@ function percentile(sorted: number[], p: number): number {
 
 async function main() {
   const hnsw = {
-    ...(flags.connectivity ? { connectivity: Number(flags.connectivity) } : {}),
-    ...(flags['expansion-add'] ? { expansionAdd: Number(flags['expansion-add']) } : {}),
-    ...(flags['expansion-search'] ? { expansionSearch: Number(flags['expansion-search']) } : {}),
+    ...(flags.connectivity ? { connectivity: flags.connectivity } : {}),
+    ...(flags['expansion-add'] ? { expansionAdd: flags['expansion-add'] } : {}),
+    ...(flags['expansion-search'] ? { expansionSearch: flags['expansion-search'] } : {}),
   };
   let url = process.env.VECTOR_URL;
   let token = process.env.VECTOR_TOKEN;

@@ -2,19 +2,10 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generatePdf } from '../../bench/pdf-generator.ts';
 import { api, db, stack } from '../support/client.ts';
+import { DOCS_DIR, fixture } from '../support/documents.ts';
 import { type Cast, castWithCollection } from '../support/fixtures.ts';
-import {
-  chunkRows,
-  documentOfJob,
-  fixture,
-  ingestFile,
-  objectsUnder,
-  upload,
-  vectorIndex,
-  waitForJob,
-} from '../support/ingest.ts';
+import { chunkRows, documentOfJob, ingestFile, objectsUnder, upload, vectorIndex, waitForJob } from '../support/ingest.ts';
 import { characterErrorRate } from '../support/ocr.ts';
-import { FIXTURES_DIR } from '../support/page-server.ts';
 
 let cast: Cast;
 let collectionId: string;
@@ -148,7 +139,7 @@ describe('upload → job → documents → delete', () => {
     expect(images.length).toBeGreaterThan(0);
     expect(images[0]?.metadata).toMatchObject({ origin: 'scanned_page', page: 1 });
     // Real OCR through the whole pipeline: PDF image → PNG in Storage → vision model → chunk.
-    const truth = readFileSync(`${FIXTURES_DIR}scan-linn-2col.groundtruth.txt`, 'utf8');
+    const truth = readFileSync(`${DOCS_DIR}scan-linn-2col.groundtruth.txt`, 'utf8');
     const cer = characterErrorRate(images.map((c) => c.text).join('\n'), truth);
     console.log(`ingest pipeline OCR of scan-linn-2col.pdf: CER ${cer.toFixed(4)}`);
     expect(cer).toBeLessThan(0.05);

@@ -8,9 +8,10 @@ import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 
 // A real PubMedQA item: its abstract sections are the retrieved sources.
-const pubmed = JSON.parse(
-  readFileSync(new URL('../fixtures/pubmedqa/pqal_dev-first60.json', import.meta.url), 'utf8'),
-) as Record<string, { QUESTION: string; CONTEXTS: string[] }>;
+const pubmed = JSON.parse(readFileSync(new URL('../fixtures/pubmedqa/pqal_dev-first60.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { QUESTION: string; CONTEXTS: string[] }
+>;
 const trial = pubmed['10808977'] as { QUESTION: string; CONTEXTS: string[] };
 const sources = trial.CONTEXTS.map((text, i) => ({
   source: 'mammography-trial.txt',

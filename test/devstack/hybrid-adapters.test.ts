@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { serve } from '@hono/node-server';
 import { FusionAlgorithm, Index, QueryMode, WeightingStrategy } from '@upstash/vector';
 import { Hono } from 'hono';
@@ -11,7 +9,7 @@ import { encodeDocument, encodeQuery } from '#core/retrieval/sparse.ts';
 import { createModelServer, type ModelServer } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { createVectorServer, type VectorServer } from '../../devstack/vector/server.ts';
-import { TINY_DIMENSION, writeTinyEmbeddingModel } from './tiny-embedding-model.ts';
+import { TINY_DIMENSION, tempDirWithTinyModel } from './tiny-embedding-model.ts';
 
 // The ingest worker's dense path, which CI cannot reach end to end without a real model:
 // the production adapters (AI SDK embeddings, @upstash/vector upserts) against a HYBRID
@@ -25,9 +23,9 @@ let vectors: VectorStore;
 let index: Index;
 
 beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'hybrid-'));
-  await writeTinyEmbeddingModel(join(tmp, 'tiny-minilm'));
-  modelServer = await createModelServer({ apiKey: 'model-key', embeddingModel: join(tmp, 'tiny-minilm'), cacheDir: tmp });
+  const sandbox = await tempDirWithTinyModel('hybrid-');
+  tmp = sandbox.dir;
+  modelServer = await createModelServer({ apiKey: 'model-key', embeddingModel: sandbox.model, cacheDir: tmp });
   vectorServer = await createVectorServer({ token: 'vector-key', indexType: 'HYBRID', dimension: TINY_DIMENSION });
   const app = new Hono();
   app.route('/openai', modelServer.app);

@@ -1,6 +1,5 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { serve } from '@hono/node-server';
 import { APICallError, embedMany, generateText, streamText } from 'ai';
@@ -11,17 +10,18 @@ import { cleanOcrText } from '../../devstack/models/ocr-engine.ts';
 import { type ChatMessage, createModelServer, type ModelServer, type TextEngine } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { encodePng } from '../../workers/ingest/src/parsers/png.ts';
+import { DOCS_DIR, fixture } from '../support/documents.ts';
 import { characterErrorRate } from '../support/ocr.ts';
 import {
   TINY_DIMENSION,
   TINY_MAX_LENGTH,
+  tempDirWithTinyModel,
   tinyExpectedEmbedding,
   tinyTokenIds,
   writeTinyEmbeddingModel,
 } from './tiny-embedding-model.ts';
 
 const apiKey = 'sk-devstack-test-key';
-const docs = new URL('../fixtures/docs/', import.meta.url);
 // Measured 0.010 with the full page (Tesseract eng 4.0.0_best_int, automatic page segmentation); the bound
 // leaves room for other CPUs' float rounding, and fails if columns get interleaved again (that read 0.38).
 const MAX_CER = 0.03;
@@ -35,6 +35,8 @@ interface Running {
 }
 
 let tmp: string;
+/** The tiny embedding model's folder, in tmp. */
+let tinyModel: string;
 
 /** Mounts the model server at /openai like the devstack does, plus a loopback file route for image URLs. */
 async function start(options: Partial<Parameters<typeof createModelServer>[0]> = {}, files: Record<string, Uint8Array> = {}) {
@@ -69,6 +71,27 @@ async function start(options: Partial<Parameters<typeof createModelServer>[0]> =
   } satisfies Running;
 }
 
+/** Runs `use` against a model server of its own, which is closed however `use` ends. */
+async function withServer(options: Parameters<typeof start>[0], use: (stack: Running) => Promise<void>): Promise<void> {
+  const stack = await start(options);
+  try {
+    await use(stack);
+  } finally {
+    await stack.close();
+  }
+}
+
+/** The tiny model written to `name` under the test folder, with `files` (paths inside the model) added or replaced. */
+async function tinyModelWith(name: string, files: Record<string, string> = {}): Promise<string> {
+  const dir = join(tmp, name);
+  await writeTinyEmbeddingModel(dir);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return dir;
+}
+
 async function post(base: string, path: string, body: unknown, key: string | null = apiKey) {
   const response = await fetch(`${base}${path}`, {
     method: 'POST',
@@ -87,7 +110,7 @@ async function post(base: string, path: string, body: unknown, key: string | nul
 
 /** The scanned page's only image, as 8-bit gray pixels (the PDF stores it as a 1-bit JBIG2 image). */
 async function scannedPage(): Promise<{ gray: Uint8Array; width: number; height: number }> {
-  const pdf = await getDocumentProxy(new Uint8Array(await readFile(new URL('scan-linn-2col.pdf', docs))));
+  const pdf = await getDocumentProxy(fixture('scan-linn-2col.pdf'));
   const page = await pdf.getPage(1);
   const { OPS } = await getResolvedPDFJS();
   const ops = await page.getOperatorList();
@@ -133,13 +156,12 @@ let titlePng: Uint8Array;
 let withModel: Running;
 
 beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'models-test-'));
-  await writeTinyEmbeddingModel(join(tmp, 'tiny-minilm'));
+  ({ dir: tmp, model: tinyModel } = await tempDirWithTinyModel('models-test-'));
   page = await scannedPage();
   pagePng = encodePng(page.gray, page.width, page.height, 1);
   const titleRows = 340;
   titlePng = encodePng(page.gray.subarray(0, page.width * titleRows), page.width, titleRows, 1);
-  withModel = await start({ embeddingModel: join(tmp, 'tiny-minilm') }, { 'title.png': titlePng });
+  withModel = await start({ embeddingModel: tinyModel }, { 'title.png': titlePng });
 });
 
 afterAll(async () => {
@@ -257,8 +279,7 @@ describe('embeddings without a model', () => {
   it('logs one clear line, reports why, and answers 503 with no vector', async () => {
     const started = Date.now();
     // No shared model and an empty cache: the default hub id must be given up on without any network access.
-    const stack = await start({ embeddingModel: null });
-    try {
+    await withServer({ embeddingModel: null }, async (stack) => {
       expect(Date.now() - started).toBeLessThan(5000);
       expect(stack.server.embeddings).toBeNull();
       expect(stack.server.embeddingsUnavailableReason).toMatch(/Xenova\/all-MiniLM-L6-v2 is not in the cache/);
@@ -276,71 +297,49 @@ describe('embeddings without a model', () => {
       const failure = await embedMany({ model: openai.embedding('x'), values: ['cat'], maxRetries: 0 }).catch((e) => e);
       expect(APICallError.isInstance(failure)).toBe(true);
       expect(failure.statusCode).toBe(503);
-    } finally {
-      await stack.close();
-    }
+    });
   });
 
   it('says why a model directory that cannot be loaded is unusable', async () => {
-    const broken = join(tmp, 'broken-model');
-    await writeTinyEmbeddingModel(broken);
-    await writeFile(join(broken, 'onnx', 'model.onnx'), 'not an onnx graph');
-    const stack = await start({ embeddingModel: broken });
-    try {
+    const broken = await tinyModelWith('broken-model', { 'onnx/model.onnx': 'not an onnx graph' });
+    await withServer({ embeddingModel: broken }, async (stack) => {
       expect(stack.server.embeddings).toBeNull();
       expect(stack.server.embeddingsUnavailableReason).toMatch(/^loading .*broken-model failed: /);
       expect(stack.logs.filter((l) => l.startsWith('dense embeddings unavailable: loading'))).toHaveLength(1);
       const response = await post(stack.baseURL, '/embeddings', { model: 'broken-model', input: 'cat' });
       expect(response.status).toBe(503);
-    } finally {
-      await stack.close();
-    }
+    });
   });
 
   it('follows the sentence-transformers pooling and length settings in the model directory', async () => {
-    const short = join(tmp, 'short-model');
-    await writeTinyEmbeddingModel(short);
-    await writeFile(join(short, 'sentence_bert_config.json'), JSON.stringify({ max_seq_length: 6 }));
-    const cls = join(tmp, 'cls-model');
-    await writeTinyEmbeddingModel(cls);
-    await mkdir(join(cls, '1_Pooling'));
-    await writeFile(
-      join(cls, '1_Pooling', 'config.json'),
-      JSON.stringify({ pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }),
-    );
+    const short = await tinyModelWith('short-model', { 'sentence_bert_config.json': JSON.stringify({ max_seq_length: 6 }) });
+    const cls = await tinyModelWith('cls-model', {
+      '1_Pooling/config.json': JSON.stringify({ pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }),
+    });
     const words = ['the', 'cat', 'sat', 'on', 'the', 'mat'];
     for (const [dir, expected] of [
       [short, tinyExpectedEmbedding(tinyTokenIds(words.slice(0, 4)))],
       [cls, tinyExpectedEmbedding([], { cls: true })],
     ] as const) {
-      const stack = await start({ embeddingModel: dir });
-      try {
+      await withServer({ embeddingModel: dir }, async (stack) => {
         const response = await post(stack.baseURL, '/embeddings', {
           model: stack.server.models.embedding,
           input: words.join(' '),
         });
         const vector = response.json.data[0].embedding as number[];
         for (const [j, v] of vector.entries()) expect(v).toBeCloseTo(expected[j] as number, 5);
-      } finally {
-        await stack.close();
-      }
+      });
     }
   });
 
   it('picks the first embedding model under the shared models directory', async () => {
-    const shared = join(tmp, 'shared-models');
-    await writeTinyEmbeddingModel(join(shared, 'b-encoder'));
-    await writeTinyEmbeddingModel(join(shared, 'a-generator'));
-    await writeFile(
-      join(shared, 'a-generator', 'config.json'),
-      JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }),
-    );
-    const stack = await start({ embeddingModel: null, sharedModelsDir: shared });
-    try {
+    await tinyModelWith('shared-models/b-encoder');
+    await tinyModelWith('shared-models/a-generator', {
+      'config.json': JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }),
+    });
+    await withServer({ embeddingModel: null, sharedModelsDir: join(tmp, 'shared-models') }, async (stack) => {
       expect(stack.server.embeddings).toEqual({ model: 'b-encoder', dimension: TINY_DIMENSION });
-    } finally {
-      await stack.close();
-    }
+    });
   });
 });
 
@@ -361,7 +360,7 @@ describe('chat completions', () => {
         },
       ],
     });
-    const truth = await readFile(new URL('scan-linn-2col.groundtruth.txt', docs), 'utf8');
+    const truth = await readFile(`${DOCS_DIR}scan-linn-2col.groundtruth.txt`, 'utf8');
     const cer = characterErrorRate(result.text, truth);
     console.log(`OCR of scan-linn-2col: CER ${cer.toFixed(4)} over ${truth.length} chars in ${Date.now() - started} ms`);
     expect(cer).toBeLessThan(MAX_CER);
@@ -471,8 +470,7 @@ describe('chat completions', () => {
   });
 
   it('answers text-only requests with 501 when text generation is turned off', async () => {
-    const off = await start({ textEngine: null });
-    try {
+    await withServer({ textEngine: null }, async (off) => {
       expect(off.server.models.text).toBeUndefined();
       const response = await post(off.baseURL, '/chat/completions', {
         model: 'devstack-ocr',
@@ -493,9 +491,7 @@ describe('chat completions', () => {
       const failure = await generateText({ model: openai.chat('devstack-ocr'), prompt: 'hello', maxRetries: 0 }).catch((e) => e);
       expect(APICallError.isInstance(failure)).toBe(true);
       expect(failure.statusCode).toBe(501);
-    } finally {
-      await off.close();
-    }
+    });
   });
 
   it('answers text-only requests with the extractive engine by default', async () => {
@@ -541,7 +537,7 @@ describe('chat completions with a text engine', () => {
   let stack: Running;
 
   beforeAll(async () => {
-    stack = await start({ embeddingModel: join(tmp, 'tiny-minilm'), textEngine: engine, textModel: 'tiny-chat' });
+    stack = await start({ embeddingModel: tinyModel, textEngine: engine, textModel: 'tiny-chat' });
   });
   afterAll(async () => {
     await stack?.close();

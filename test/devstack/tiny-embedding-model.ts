@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -256,4 +257,12 @@ function tinyOnnxModel(): Uint8Array {
     [7, 'message', graph],
     [8, 'message', [[2, 'varint', 13]]],
   ]);
+}
+
+/** A new temporary folder (the caller removes it) with the tiny model written to its `tiny-minilm`. */
+export async function tempDirWithTinyModel(prefix: string): Promise<{ dir: string; model: string }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const model = join(dir, 'tiny-minilm');
+  await writeTinyEmbeddingModel(model);
+  return { dir, model };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, type JWTPayload, SignJWT } from 'jose';
 import postgres from 'postgres';
 import { inject } from 'vitest';
+import { grantAdmin, signIn, signUpUser } from './auth-client.ts';
 
 export const stack = inject('stack');
 export const skipRealPostgres = stack.engine === 'skipped';
@@ -45,36 +46,13 @@ export interface TestUser {
 
 /** Signs up through the devstack's GoTrue API, the way a script would. */
 export async function signUp(prefix = 'user'): Promise<TestUser> {
-  const email = `${prefix}-${randomUUID().slice(0, 8)}@example.com`;
-  const response = await fetch(`${stack.supabaseUrl}/auth/v1/signup`, {
-    method: 'POST',
-    headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password: 'correct horse battery' }),
-  });
-  const session = (await response.json()) as { access_token: string; refresh_token: string; user: { id: string } };
-  if (!response.ok) throw new Error(`signup failed: ${response.status} ${JSON.stringify(session)}`);
-  return { id: session.user.id, email, token: session.access_token, refreshToken: session.refresh_token };
+  return signUpUser(stack, `${prefix}-${randomUUID().slice(0, 8)}@example.com`);
 }
 
 /** Sets app_metadata.is_admin through the admin API and signs in again for a token that carries it. */
 export async function makeAdmin(user: TestUser): Promise<TestUser> {
-  const update = await fetch(`${stack.supabaseUrl}/auth/v1/admin/users/${user.id}`, {
-    method: 'PUT',
-    headers: {
-      apikey: stack.serviceRoleKey,
-      Authorization: `Bearer ${stack.serviceRoleKey}`,
-      'Content-Type': 'application/json',
-    },
-    body: JSON.stringify({ app_metadata: { is_admin: true } }),
-  });
-  if (!update.ok) throw new Error(`admin update failed: ${update.status}`);
-  const response = await fetch(`${stack.supabaseUrl}/auth/v1/token?grant_type=password`, {
-    method: 'POST',
-    headers: { apikey: stack.anonKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: user.email, password: 'correct horse battery' }),
-  });
-  const session = (await response.json()) as { access_token: string; refresh_token: string };
-  return { ...user, token: session.access_token, refreshToken: session.refresh_token };
+  await grantAdmin(stack, user.id);
+  return { ...user, ...(await signIn(stack, user.email)) };
 }
 
 /** Mints a token with the devstack's own key (or another), for the bad-token cases. */

@@ -1,11 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { createClient } from '@supabase/supabase-js';
 import { Index } from '@upstash/vector';
 import { expect } from 'vitest';
 import { api, db, stack } from './client.ts';
-import { FIXTURES_DIR } from './page-server.ts';
-
-export const fixture = (name: string) => new Uint8Array(readFileSync(`${FIXTURES_DIR}${name}`));
+import { fixture } from './documents.ts';
 
 export interface Job {
   job_id: string;

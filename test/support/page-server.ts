@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { freePort } from '../../devstack/ports.ts';
-
-export const FIXTURES_DIR = new URL('../fixtures/docs/', import.meta.url).pathname;
+import { DOCS_DIR } from './documents.ts';
 
 const TYPES: Record<string, string> = {
   pdf: 'application/pdf',
@@ -40,7 +39,7 @@ export async function startPageServer() {
   app.get('/docs/:name', async (c) => {
     const name = c.req.param('name');
     if (!/^[\w.-]+$/.test(name)) return c.notFound();
-    const bytes = await readFile(`${FIXTURES_DIR}${name}`).catch(() => null);
+    const bytes = await readFile(`${DOCS_DIR}${name}`).catch(() => null);
     if (!bytes) return c.notFound();
     const type = TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream';
     return c.body(new Uint8Array(bytes), 200, { 'content-type': type });

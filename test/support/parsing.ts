@@ -1,11 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { ParseError } from '../../workers/ingest/src/parsers/types.ts';
-
-/** test/fixtures/docs (see its MANIFEST.tsv). */
-export const FIXTURE_DOCS = new URL('../fixtures/docs/', import.meta.url);
-
-export const fixture = (name: string) => new Uint8Array(readFileSync(new URL(name, FIXTURE_DOCS)));
 
 export const utf8 = (s: string) => new TextEncoder().encode(s);
 

@@ -27,10 +27,22 @@ function importsOf(file: string): string[] {
 }
 
 const RULES: { from: string; mayNotImport: RegExp; why: string }[] = [
-  { from: 'src/core', mayNotImport: /^(src\/api|workers|devstack|test|bench)\//, why: 'core is shared: it depends on no deployable' },
+  {
+    from: 'src/core',
+    mayNotImport: /^(src\/api|workers|devstack|test|bench)\//,
+    why: 'core is shared: it depends on no deployable',
+  },
   { from: 'src/api', mayNotImport: /^(workers|devstack|test|bench)\//, why: 'the API worker is its own deployable' },
-  { from: 'workers/ingest', mayNotImport: /^(src\/api|workers\/scoring|devstack|test|bench)\//, why: 'a worker shares only core' },
-  { from: 'workers/scoring', mayNotImport: /^(src\/api|workers\/ingest|devstack|test|bench)\//, why: 'a worker shares only core' },
+  {
+    from: 'workers/ingest',
+    mayNotImport: /^(src\/api|workers\/scoring|devstack|test|bench)\//,
+    why: 'a worker shares only core',
+  },
+  {
+    from: 'workers/scoring',
+    mayNotImport: /^(src\/api|workers\/ingest|devstack|test|bench)\//,
+    why: 'a worker shares only core',
+  },
   {
     from: 'devstack',
     mayNotImport: /^(src\/(?!core\/contracts\/)|(workers|test|bench)\/)/,

@@ -2,7 +2,7 @@ import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_TYPES, detectUploadType, sniffType, typeFromExtension } from '#core/documents/detect-type.ts';
 import { detectTextEncoding } from '#core/documents/text-encoding.ts';
-import { fixture } from '../support/parsing.ts';
+import { fixture } from '../support/documents.ts';
 
 const HEAD = 64 * 1024;
 const head = (bytes: Uint8Array) => bytes.subarray(0, HEAD);

@@ -97,32 +97,16 @@ describe('porterStem', () => {
 
 describe('tokenize', () => {
   it('lowercases, drops stopwords and possessives, and stems', () => {
-    expect(tokenize("The quick brown foxes are jumping over the lazy dog's back")).toEqual([
-      'quick',
-      'brown',
-      'fox',
-      'jump',
-      'over',
-      'lazi',
-      'dog',
-      'back',
-    ]);
+    expect(tokenize("The quick brown foxes are jumping over the lazy dog's back")).toEqual(
+      'quick brown fox jump over lazi dog back'.split(' '),
+    );
     expect(tokenize('This is not such a thing, and it was there.')).toEqual(['thing']);
   });
 
   it('keeps numbers, decimals and single letters whole', () => {
-    expect(tokenize('IL-6 signalling rose 3.5-fold in 1,000 T cells (2019)')).toEqual([
-      'il',
-      '6',
-      'signal',
-      'rose',
-      '3.5',
-      'fold',
-      '1,000',
-      't',
-      'cell',
-      '2019',
-    ]);
+    expect(tokenize('IL-6 signalling rose 3.5-fold in 1,000 T cells (2019)')).toEqual(
+      'il 6 signal rose 3.5 fold 1,000 t cell 2019'.split(' '),
+    );
     expect(tokenize("Don’t split e.g. contractions; don't")).toEqual(["don't", 'split', 'e.g', 'contract', "don't"]);
   });
 

@@ -9,68 +9,59 @@ import {
   SessionSchema,
   ShareSessionSchema,
 } from '../schemas/chat.ts';
-import { json, jsonBody, ChatCollectionParams as params } from '../schemas/common.ts';
-import { collectionErrors as errors } from '../schemas/error.ts';
+import { ChatCollectionParams, json, jsonBody } from '../schemas/common.ts';
+import { collectionErrors } from '../schemas/error.ts';
 import { taggedRoutes } from './define-route.ts';
 
-const route = taggedRoutes('Chat');
+const route = taggedRoutes('Chat', { errors: collectionErrors });
+const params = ChatCollectionParams;
 
-const create = route.post('/chat/{collection_id}/sessions', {
-  summary: 'Start a chat session',
+const create = route.post('/chat/{collection_id}/sessions', 'Start a chat session', {
   description: 'The body is optional: `{title}` of 1–100 characters. Without one the title stays null.',
   request: { params, body: jsonBody(CreateSessionSchema, { required: false }) },
   responses: { 200: json(SessionSchema, 'The new session') },
-  errors,
 });
 
-const list = route.get('/chat/{collection_id}/sessions', {
-  summary: 'List the caller’s sessions',
+const list = route.get('/chat/{collection_id}/sessions', 'List the caller’s sessions', {
   description: 'Only the caller’s own sessions, most recently updated first.',
   request: { params },
   responses: { 200: json(z.array(SessionSchema), 'Sessions') },
-  errors,
 });
 
-const messages = route.get('/chat/{collection_id}/sessions/{session_id}', {
-  summary: 'Read a session’s messages (session owner only)',
+const messages = route.get('/chat/{collection_id}/sessions/{session_id}', 'Read a session’s messages (session owner only)', {
   description: 'Oldest first. Another user’s session is 404.',
   request: { params: SessionParams },
   responses: { 200: json(z.array(MessageSchema), 'Messages') },
-  errors,
 });
 
-const rename = route.patch('/chat/{collection_id}/sessions/{session_id}', {
-  summary: 'Rename a session (session owner only)',
+const rename = route.patch('/chat/{collection_id}/sessions/{session_id}', 'Rename a session (session owner only)', {
   request: { params: SessionParams, body: jsonBody(RenameSessionSchema) },
   responses: {
     200: json(z.object({ updated: z.string().openapi({ description: 'The session id' }), title: z.string() }), 'Renamed'),
   },
-  errors,
 });
 
-const remove = route.delete('/chat/{collection_id}/sessions/{session_id}', {
-  summary: 'Delete a session and its messages (session owner only)',
-  request: { params: SessionParams },
-  responses: { 200: json(z.object({ deleted: z.string() }), 'The deleted session id') },
-  errors,
-});
+const remove = route.delete(
+  '/chat/{collection_id}/sessions/{session_id}',
+  'Delete a session and its messages (session owner only)',
+  {
+    request: { params: SessionParams },
+    responses: { 200: json(z.object({ deleted: z.string() }), 'The deleted session id') },
+  },
+);
 
-const members = route.get('/chat/{collection_id}/members', {
-  summary: 'List the collection’s other participants',
+const members = route.get('/chat/{collection_id}/members', 'List the collection’s other participants', {
   description: 'The owner and every member except the caller, owner first, with `role` `owner` or `member`.',
   request: { params },
   responses: { 200: json(z.array(ParticipantSchema), 'Participants') },
-  errors,
 });
 
-const share = route.post('/chat/{collection_id}/sessions/{session_id}/share', {
-  summary: 'Copy a session to another participant',
+const share = route.post('/chat/{collection_id}/sessions/{session_id}/share', 'Copy a session to another participant', {
   description:
     'Copies the session, with its messages and sources, to the target, who owns the copy. ' +
     'The target must be the owner or a member of the collection (403 otherwise); sharing with yourself is 422.',
   request: { params: SessionParams, body: jsonBody(ShareSessionSchema) },
   responses: { 200: json(z.object({ shared: z.literal(true), new_session_id: z.string() }), 'The copy’s id') },
-  errors,
 });
 
 export function registerChatRoutes(app: App) {

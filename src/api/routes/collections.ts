@@ -16,20 +16,17 @@ import { taggedRoutes } from './define-route.ts';
 const route = taggedRoutes('Collections');
 const params = CollectionParams;
 
-const create = route.post('/collections', {
-  summary: 'Create a collection',
+const create = route.post('/collections', 'Create a collection', {
   request: { body: jsonBody(CreateCollectionSchema) },
   responses: { 200: json(CollectionSchema, 'The created collection') },
 });
 
-const list = route.get('/collections', {
-  summary: 'List owned and shared collections',
+const list = route.get('/collections', 'List owned and shared collections', {
   description: 'Newest first. Collections shared with the caller carry `shared: true` and `permission`.',
   responses: { 200: json(z.array(ListedCollectionSchema), 'Collections') },
 });
 
-const remove = route.delete('/collections/{id}', {
-  summary: 'Delete a collection (owner only)',
+const remove = route.delete('/collections/{id}', 'Delete a collection (owner only)', {
   description:
     'Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.',
   request: { params },
@@ -37,31 +34,27 @@ const remove = route.delete('/collections/{id}', {
   errors: [...collectionErrors, 502],
 });
 
-const getConfig = route.get('/collections/{id}/config', {
-  summary: 'Read the retrieval config (admin only)',
+const getConfig = route.get('/collections/{id}/config', 'Read the retrieval config (admin only)', {
   request: { params },
   responses: { 200: json(RetrievalConfigSchema, 'Stored config merged over defaults') },
   errors: collectionErrors,
 });
 
-const putConfig = route.put('/collections/{id}/config', {
-  summary: 'Replace the retrieval config (admin only)',
+const putConfig = route.put('/collections/{id}/config', 'Replace the retrieval config (admin only)', {
   description: 'Both fields are required. A new `chunk_size` applies to documents ingested afterwards.',
   request: { params, body: jsonBody(RetrievalConfigSchema) },
   responses: { 200: json(RetrievalConfigSchema, 'The stored config') },
   errors: collectionErrors,
 });
 
-const documents = route.get('/collections/{id}/documents', {
-  summary: 'List documents (owner or member)',
+const documents = route.get('/collections/{id}/documents', 'List documents (owner or member)', {
   description: 'Newest first. Documents still being ingested are listed with the chunks indexed so far.',
   request: { params },
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
   errors: collectionErrors,
 });
 
-const removeDocument = route.delete('/collections/{id}/documents/{document_id}', {
-  summary: 'Delete a document (owner only)',
+const removeDocument = route.delete('/collections/{id}/documents/{document_id}', 'Delete a document (owner only)', {
   description: 'Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.',
   request: { params: DocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },

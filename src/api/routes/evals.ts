@@ -5,10 +5,9 @@ import { collectionErrors } from '../schemas/error.ts';
 import { EvalListQuery, EvaluationSchema, EvaluationStatsSchema } from '../schemas/evals.ts';
 import { taggedRoutes } from './define-route.ts';
 
-const route = taggedRoutes('Evaluations');
+const route = taggedRoutes('Evaluations', { errors: collectionErrors });
 
-const list = route.get('/evals/{collection_id}', {
-  summary: 'List the collection’s evaluation records',
+const list = route.get('/evals/{collection_id}', 'List the collection’s evaluation records', {
   description: `One record per answered question in the collection, by any participant, newest first
 (\`created_at\`, then \`id\`, descending). For the owner and members; anyone else is 403.
 Scores are filled in asynchronously after the answer: both scores null with \`scorer_error\` null means
@@ -17,11 +16,9 @@ fields a record carries \`embedding_latency_ms\`, \`time_to_first_token_ms\` and
 sources and the chat session (sessions are private to their owner).`,
   request: { params: ChatCollectionParams, query: EvalListQuery },
   responses: { 200: json(z.array(EvaluationSchema), 'Evaluation records') },
-  errors: collectionErrors,
 });
 
-const stats = route.get('/evals/{collection_id}/stats', {
-  summary: 'Aggregate the collection’s recent evaluations',
+const stats = route.get('/evals/{collection_id}/stats', 'Aggregate the collection’s recent evaluations', {
   description: `Computed over the 500 most recent evaluation records of the collection. A record counts as
 scored when it has both scores; score averages, the daily trend's averages and the worst queries use
 scored records only, latency averages use every record (generation latency: those whose generation
@@ -29,7 +26,6 @@ finished). An average over no records is null; an empty collection gives zero co
 empty arrays. For the owner and members; anyone else is 403.`,
   request: { params: ChatCollectionParams },
   responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats') },
-  errors: collectionErrors,
 });
 
 export function registerEvalRoutes(app: App) {

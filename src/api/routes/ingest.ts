@@ -11,8 +11,7 @@ import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Ingestion');
 
-const upload = route.post('/ingest', {
-  summary: 'Upload a file for ingestion',
+const upload = route.post('/ingest', 'Upload a file for ingestion', {
   description: `Returns at once with a job id; poll \`GET /ingest/jobs/{job_id}\`. Owner, or a member holding \`ingest\`.
 The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
 a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in.
@@ -25,8 +24,7 @@ Without \`collection_id\` the document goes to the caller's personal namespace, 
   errors: [...collectionErrors, 413, 415, 502],
 });
 
-const ingestUrl = route.post('/ingest/url', {
-  summary: 'Ingest a public web page or file by URL',
+const ingestUrl = route.post('/ingest/url', 'Ingest a public web page or file by URL', {
   description: `http or https on ports 80/443, no credentials, and a host that resolves only to public addresses;
 otherwise 422. Redirects are re-checked on every hop when the worker fetches. HTML is reduced to its main text;
 a URL serving a PDF or another supported type is parsed as that type.`,
@@ -35,23 +33,20 @@ a URL serving a PDF or another supported type is parsed as that type.`,
   errors: collectionErrors,
 });
 
-const personalDocuments = route.get('/ingest/documents', {
-  summary: 'List the caller’s personal documents',
+const personalDocuments = route.get('/ingest/documents', 'List the caller’s personal documents', {
   description:
     'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.',
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
 });
 
-const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', {
-  summary: 'Delete one of the caller’s personal documents',
+const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', 'Delete one of the caller’s personal documents', {
   description: 'Removes its vectors, stored files and rows. Anyone else’s document is 404.',
   request: { params: PersonalDocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
   errors: [404, 502],
 });
 
-const getJob = route.get('/ingest/jobs/{job_id}', {
-  summary: 'Read an ingest job (its creator only)',
+const getJob = route.get('/ingest/jobs/{job_id}', 'Read an ingest job (its creator only)', {
   description:
     'Status goes `queued` → `processing` → `succeeded`, `partial` or `failed`. `chunks_processed` advances against `chunks_total` while it runs.',
   request: { params: JobParams },

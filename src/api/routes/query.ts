@@ -8,20 +8,17 @@ import type { AnswerEvent } from '../services/answer.ts';
 import { passageJson, type Retrieval } from '../services/retrieval.ts';
 import { taggedRoutes } from './define-route.ts';
 
-const route = taggedRoutes('Query');
+const route = taggedRoutes('Query', { errors: [...collectionErrors, 502] });
 
-const search = route.post('/query/search', {
-  summary: 'Retrieve sources without generating an answer',
+const search = route.post('/query/search', 'Retrieve sources without generating an answer', {
   description: `The retrieval of \`POST /query/\` (same access rules, same namespace, the collection's
 \`retrieval_strategy\`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
 configured, else sparse BM25 alone. For search-only clients and retrieval benchmarks.`,
   request: { body: jsonBody(SearchRequestSchema) },
   responses: { 200: json(SearchResponseSchema, 'Sources, best first') },
-  errors: [...collectionErrors, 502],
 });
 
-const ask = route.post('/query', {
-  summary: 'Ask a question; the answer streams as Server-Sent Events',
+const ask = route.post('/query', 'Ask a question; the answer streams as Server-Sent Events', {
   description: `Everything that can refuse the request is checked before the first byte: 422 for the
 body, 403/404 for the collection, 404 for a \`session_id\` that is not the caller's own session in it.
 Then \`text/event-stream\`:
@@ -39,7 +36,6 @@ session, when given) with an evaluation record that is scored asynchronously.`,
   responses: {
     200: { description: 'The answer as an event stream', content: { 'text/event-stream': { schema: z.string() } } },
   },
-  errors: [...collectionErrors, 502],
 });
 
 export function registerQueryRoutes(app: App) {

@@ -13,40 +13,31 @@ import {
 } from '../schemas/sharing.ts';
 import { taggedRoutes } from './define-route.ts';
 
-const route = taggedRoutes('Sharing');
+const route = taggedRoutes('Sharing', { errors: collectionErrors });
 
-const createShare = route.post('/collections/{id}/shares', {
-  summary: 'Create an invite link (owner only)',
+const createShare = route.post('/collections/{id}/shares', 'Create an invite link (owner only)', {
   request: { params: CollectionParams, body: jsonBody(CreateShareSchema) },
   responses: { 200: json(ShareSchema, 'The share, with its token') },
-  errors: collectionErrors,
 });
 
-const listShares = route.get('/collections/{id}/shares', {
-  summary: 'List invite links and members (owner only)',
+const listShares = route.get('/collections/{id}/shares', 'List invite links and members (owner only)', {
   request: { params: CollectionParams },
   responses: { 200: json(SharesListingSchema, 'Links and members, oldest first') },
-  errors: collectionErrors,
 });
 
-const revokeShare = route.delete('/collections/{id}/shares/{share_id}', {
-  summary: 'Revoke an invite link (owner only)',
+const revokeShare = route.delete('/collections/{id}/shares/{share_id}', 'Revoke an invite link (owner only)', {
   description: 'The link stops working. Members who joined through it stay members.',
   request: { params: ShareParams },
   responses: { 200: json(z.object({ deleted: z.string() }), 'The revoked share id') },
-  errors: collectionErrors,
 });
 
-const removeMember = route.delete('/collections/{id}/members/{member_id}', {
-  summary: 'Remove a member (owner only)',
+const removeMember = route.delete('/collections/{id}/members/{member_id}', 'Remove a member (owner only)', {
   description: 'Also deletes that member’s chat sessions in this collection.',
   request: { params: MemberParams },
   responses: { 200: json(z.object({ removed: z.string() }), 'The removed user id') },
-  errors: collectionErrors,
 });
 
-const join = route.post('/collections/join/{share_token}', {
-  summary: 'Join a collection through an invite link',
+const join = route.post('/collections/join/{share_token}', 'Join a collection through an invite link', {
   description:
     'Returns `{collection, permission}` on joining, `{already_owner: true}` for the owner, or ' +
     '`{already_member: true, permission}` with the permission the member already holds (a second link does not change it). ' +

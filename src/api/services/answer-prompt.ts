@@ -11,9 +11,10 @@ import {
   QUESTION_PREFIX,
 } from '#core/contracts/answer-prompt-format.ts';
 
-export interface AnswerSource {
+/** A passage as the prompt numbers and cites it. */
+export interface PromptPassage {
   text: string;
-  /** Document name. */
+  /** Document name, shown as the passage's `source`. */
   source: string;
   /** 1-based page the passage comes from, when known. */
   page?: number;
@@ -39,21 +40,21 @@ function passageBody(text: string): string {
 }
 
 /**
- * The system message and user prompt that ask a model to answer `question` from `sources`, citing them as [n].
+ * The system message and user prompt that ask a model to answer `question` from `passages`, citing them as [n].
  * Throws a RangeError for a question with no visible characters.
  */
-export function buildAnswerPrompt(question: string, sources: readonly AnswerSource[]): AnswerPrompt {
+export function buildAnswerPrompt(question: string, passages: readonly PromptPassage[]): AnswerPrompt {
   // One line, so nothing in the question can pose as the passages section.
   const oneLine = collapse(question);
   if (oneLine.length === 0) throw new RangeError('buildAnswerPrompt: the question is empty');
-  const passages =
-    sources.length === 0
+  const blocks =
+    passages.length === 0
       ? [NO_PASSAGES_LINE]
-      : sources.map((s, i) => {
+      : passages.map((p, i) => {
           // A page that is not a positive whole number is metadata noise: leave it out rather than cite it.
-          const page = s.page !== undefined && Number.isInteger(s.page) && s.page >= 1 ? s.page : undefined;
-          return `${passageHeader(i + 1, collapse(s.source) || 'unnamed', page)}\n${passageBody(s.text)}`;
+          const page = p.page !== undefined && Number.isInteger(p.page) && p.page >= 1 ? p.page : undefined;
+          return `${passageHeader(i + 1, collapse(p.source) || 'unnamed', page)}\n${passageBody(p.text)}`;
         });
-  const prompt = `${QUESTION_PREFIX}${oneLine}\n\n${PASSAGES_HEADING}\n\n${passages.join('\n\n')}`;
+  const prompt = `${QUESTION_PREFIX}${oneLine}\n\n${PASSAGES_HEADING}\n\n${blocks.join('\n\n')}`;
   return { system: ANSWER_SYSTEM_PROMPT, prompt };
 }

@@ -1,14 +1,12 @@
 import { isUuid } from '#core/db/client.ts';
-import type { MemberRepo } from '#core/db/members.ts';
-import type { SessionRepo } from '#core/db/sessions.ts';
 import { forbidden, invalid, notFound } from '#core/errors.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
 
 const sessionNotFound = () => notFound('Session');
 
 /** Sessions are per user: another user's session is not_found, exactly like a missing one. */
-export function createChatService(deps: { access: AccessService; sessions: SessionRepo; members: MemberRepo }) {
+export function createChatService(deps: Pick<ServiceDeps, 'access' | 'sessions' | 'members'>) {
   const { access, sessions, members } = deps;
 
   async function ownedSession(caller: Caller, collectionId: string, sessionId: string) {

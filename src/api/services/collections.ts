@@ -1,10 +1,7 @@
-import type { ObjectStore } from '#core/adapters/storage.ts';
-import type { VectorStore } from '#core/adapters/vectors.ts';
-import type { CollectionRepo } from '#core/db/collections.ts';
 import { notFound } from '#core/errors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
 
 export const RETRIEVAL_STRATEGIES = ['similarity', 'mmr', 'threshold'] as const;
 export type RetrievalStrategy = (typeof RETRIEVAL_STRATEGIES)[number];
@@ -16,12 +13,7 @@ export interface RetrievalConfig {
 
 export const DEFAULT_CONFIG: RetrievalConfig = { chunk_size: 1000, retrieval_strategy: 'similarity' };
 
-export function createCollectionService(deps: {
-  collections: CollectionRepo;
-  access: AccessService;
-  store: ObjectStore;
-  vectors: VectorStore;
-}) {
+export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 'access' | 'store' | 'vectors'>) {
   const { collections, access, store, vectors } = deps;
   return {
     create: (caller: Caller, name: string) => collections.insert(caller.id, name),

@@ -1,11 +1,9 @@
-import type { ObjectStore } from '#core/adapters/storage.ts';
-import type { VectorStore } from '#core/adapters/vectors.ts';
 import { isUuid } from '#core/db/client.ts';
-import type { DocumentRepo, DocumentRow } from '#core/db/documents.ts';
+import type { DocumentRow } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
 
 /** Signed links to originals are short-lived: clients fetch them on demand. */
 export const OPEN_URL_SECONDS = 3600;
@@ -21,12 +19,7 @@ export interface ListedDocument {
   open_url: string | null;
 }
 
-export function createDocumentService(deps: {
-  access: AccessService;
-  documents: DocumentRepo;
-  store: ObjectStore;
-  vectors: VectorStore;
-}) {
+export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'>) {
   const { access, documents, store, vectors } = deps;
 
   /** Vectors first, then files, then rows: a failure part-way leaves the row, so a retry finishes the job. */

@@ -1,9 +1,8 @@
-import type { EvaluationRepo } from '#core/db/evaluations.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
 
 /** Evaluations are the collection's, not the asker's: every participant sees every query. */
-export function createEvalService(deps: { access: AccessService; evaluations: EvaluationRepo }) {
+export function createEvalService(deps: Pick<ServiceDeps, 'access' | 'evaluations'>) {
   const { access, evaluations } = deps;
   return {
     async list(caller: Caller, collectionId: string, page: { limit: number; offset: number }) {

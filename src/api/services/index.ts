@@ -15,6 +15,7 @@ import { createAccessService } from './access.ts';
 import { createAnswerService } from './answer.ts';
 import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
+import type { ServiceDeps } from './deps.ts';
 import { createDocumentService } from './documents.ts';
 import { createEvalService } from './evals.ts';
 import { createIngestService } from './ingest.ts';
@@ -24,26 +25,26 @@ import { createSharingService } from './sharing.ts';
 /** Everything a request may use, built per request around its database client. */
 export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const collections = createCollectionRepo(sql);
-  const shares = createShareRepo(sql);
-  const members = createMemberRepo(sql);
-  const sessions = createSessionRepo(sql);
-  const documents = createDocumentRepo(sql);
-  const access = createAccessService(collections);
+  const deps: ServiceDeps = {
+    ...adapters,
+    access: createAccessService(collections),
+    collections,
+    documents: createDocumentRepo(sql),
+    evaluations: createEvaluationRepo(sql),
+    members: createMemberRepo(sql),
+    sessions: createSessionRepo(sql),
+    shares: createShareRepo(sql),
+  };
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
-  const retrieval = createRetrievalService({
-    access,
-    vectors: adapters.vectors,
-    models: adapters.models,
-    store: adapters.store,
-  });
+  const retrieval = createRetrievalService(deps);
   return {
-    access,
-    collections: createCollectionService({ collections, access, store: adapters.store, vectors: adapters.vectors }),
-    documents: createDocumentService({ access, documents, store: adapters.store, vectors: adapters.vectors }),
+    access: deps.access,
+    collections: createCollectionService(deps),
+    documents: createDocumentService(deps),
     ingest: createIngestService({
       sql,
-      access,
-      documents,
+      access: deps.access,
+      documents: deps.documents,
       jobs: createJobRepo(sql),
       store: adapters.store,
       queue: adapters.queue,
@@ -57,15 +58,15 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     retrieval,
     answer: createAnswerService({
       retrieval,
-      sessions,
+      sessions: deps.sessions,
       exchanges: createExchangeRepo(sql),
       models: adapters.models,
       queue: adapters.queue,
       scoringUrl: config.SCORING_WORKER_URL ?? null,
     }),
-    sharing: createSharingService({ access, collections, shares, members }),
-    chat: createChatService({ access, sessions, members }),
-    evals: createEvalService({ access, evaluations: createEvaluationRepo(sql) }),
+    sharing: createSharingService(deps),
+    chat: createChatService(deps),
+    evals: createEvalService(deps),
   };
 }
 

@@ -1,11 +1,8 @@
-import type { Models } from '#core/adapters/models.ts';
-import type { ObjectStore } from '#core/adapters/storage.ts';
-import type { VectorStore } from '#core/adapters/vectors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import { encodeQuery } from '#core/retrieval/sparse.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
+import type { ServiceDeps } from './deps.ts';
 import { applyStrategy, candidatePoolSize, DEFAULT_MMR_LAMBDA, type Strategy } from './retrieval-strategies.ts';
 
 /** Image links in passages are minted when the passage is read, and short-lived. */
@@ -49,12 +46,7 @@ export interface Retrieval {
   topK: number;
 }
 
-export function createRetrievalService(deps: {
-  access: AccessService;
-  vectors: VectorStore;
-  models: Models;
-  store: ObjectStore;
-}) {
+export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vectors' | 'models' | 'store'>) {
   const { access, vectors, models, store } = deps;
 
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */

@@ -1,10 +1,9 @@
 import { isUuid } from '#core/db/client.ts';
-import type { CollectionRepo, CollectionRow } from '#core/db/collections.ts';
-import type { MemberRepo } from '#core/db/members.ts';
-import type { Permission, ShareRepo } from '#core/db/shares.ts';
+import type { CollectionRow } from '#core/db/collections.ts';
+import type { Permission } from '#core/db/shares.ts';
 import { notFound } from '#core/errors.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AccessService } from './access.ts';
+import type { ServiceDeps } from './deps.ts';
 
 export type JoinResult =
   | { collection: CollectionRow; permission: Permission }
@@ -20,12 +19,7 @@ export function newShareToken(): string {
     .replace(/=+$/, '');
 }
 
-export function createSharingService(deps: {
-  access: AccessService;
-  collections: CollectionRepo;
-  shares: ShareRepo;
-  members: MemberRepo;
-}) {
+export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collections' | 'shares' | 'members'>) {
   const { access, collections, shares, members } = deps;
   return {
     async createShare(caller: Caller, collectionId: string, permission: Permission) {

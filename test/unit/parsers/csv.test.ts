@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { csvRecords, detectDelimiter, MAX_CSV_CELLS, parseCsv } from '../../../workers/ingest/src/parsers/csv.ts';
-import { failure, fixture, utf8 } from '../../support/parsing.ts';
+import { fixture } from '../../support/documents.ts';
+import { failure, utf8 } from '../../support/parsing.ts';
 
 const STANLEY = [
   { kind: 'heading', text: 'Stanley Cups', level: 1 },

@@ -6,7 +6,8 @@ import { encodePng } from '../../../workers/ingest/src/parsers/png.ts';
 import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
 import type { Block, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { formatKind, formatNumber, MAX_CELLS, parseXlsx } from '../../../workers/ingest/src/parsers/xlsx.ts';
-import { failure, fixture } from '../../support/parsing.ts';
+import { fixture } from '../../support/documents.ts';
+import { failure } from '../../support/parsing.ts';
 
 const NS = {
   w: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseDocument } from '../../../workers/ingest/src/parsers/index.ts';
 import { MAX_TEXT_BYTES, parseText } from '../../../workers/ingest/src/parsers/text.ts';
-import { failure, fixture, rejection, utf8 } from '../../support/parsing.ts';
+import { fixture } from '../../support/documents.ts';
+import { failure, rejection, utf8 } from '../../support/parsing.ts';
 
 describe('parseText (txt)', () => {
   it('splits paragraphs on blank lines and keeps line breaks inside them', () => {

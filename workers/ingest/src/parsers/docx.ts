@@ -130,7 +130,7 @@ interface Cell {
 function table(el: XmlElement, ctx: Context): void {
   const grid: string[][] = [];
   const pages: (number | undefined)[] = [];
-  for (const row of tableRows(el)) {
+  for (const row of wrappedChildren(el, 'w:tr')) {
     const cells: Cell[] = [];
     const trPr = child(row, 'w:trPr');
     const before = Number.parseInt((trPr && child(trPr, 'w:gridBefore')?.attrs['w:val']) ?? '0', 10) || 0;
@@ -138,7 +138,7 @@ function table(el: XmlElement, ctx: Context): void {
     // A row that starts a page carries the break in its cells; count it once for the row.
     let rowBreaks = 0;
     const images: string[] = [];
-    for (const tc of rowCells(row)) {
+    for (const tc of wrappedChildren(row, 'w:tc')) {
       const props = child(tc, 'w:tcPr');
       const span = Math.max(
         1,
@@ -174,24 +174,18 @@ function table(el: XmlElement, ctx: Context): void {
   ctx.blocks.push(...gridBlocks(grid, (i) => (pages[i] !== undefined ? { page: pages[i] } : {})));
 }
 
-function tableRows(el: XmlElement): XmlElement[] {
-  const rows: XmlElement[] = [];
+// Content controls and custom XML may wrap a table's rows, or a row's cells.
+const ROW_AND_CELL_WRAPPERS = new Set(['w:sdt', 'w:sdtContent', 'w:customXml']);
+
+/** The `name` children of `el` (rows of a table, cells of a row), looking through the wrappers around them. */
+function wrappedChildren(el: XmlElement, name: 'w:tr' | 'w:tc'): XmlElement[] {
+  const found: XmlElement[] = [];
   for (const c of el.children) {
     if (typeof c === 'string') continue;
-    if (c.name === 'w:tr') rows.push(c);
-    else if (c.name === 'w:sdt' || c.name === 'w:sdtContent' || c.name === 'w:customXml') rows.push(...tableRows(c));
+    if (c.name === name) found.push(c);
+    else if (ROW_AND_CELL_WRAPPERS.has(c.name)) found.push(...wrappedChildren(c, name));
   }
-  return rows;
-}
-
-function rowCells(row: XmlElement): XmlElement[] {
-  const cells: XmlElement[] = [];
-  for (const c of row.children) {
-    if (typeof c === 'string') continue;
-    if (c.name === 'w:tc') cells.push(c);
-    else if (c.name === 'w:sdt' || c.name === 'w:sdtContent' || c.name === 'w:customXml') cells.push(...rowCells(c));
-  }
-  return cells;
+  return found;
 }
 
 /** A cell's text (its paragraphs, and those of nested tables, on one line), images and page breaks. */

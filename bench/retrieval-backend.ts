@@ -1,0 +1,53 @@
+/** One retrieval backend of bench/retrieval.ts on its own stack: a collection, the corpus ingested, a pass per strategy. */
+
+import { log } from './format.ts';
+import { type BenchStack, createCollection, startBenchStack } from './ingest-e2e.ts';
+import type { Backend, RetrievalSettings } from './retrieval-flags.ts';
+import { ingestScifact } from './retrieval-ingest.ts';
+import { runQueries, type StrategyRun } from './retrieval-queries.ts';
+import { type BackendRun, reportPass } from './retrieval-report.ts';
+import { User } from './retrieval-user.ts';
+import type { Scifact } from './scifact.ts';
+
+export const hasModel = (stack: BenchStack) => !stack.embeddings.startsWith('none');
+
+/**
+ * Starts the stack. `sparseOnly` names an embedding model the devstack cannot resolve (neither a directory
+ * nor a hub id), which it answers by serving sparse vectors only: the way to get BM25 alone on a
+ * machine that has a model.
+ */
+export async function startStack(sparseOnly: boolean): Promise<BenchStack> {
+  const saved = process.env.DEVSTACK_EMBEDDING_MODEL;
+  if (sparseOnly) process.env.DEVSTACK_EMBEDDING_MODEL = 'off';
+  try {
+    return await startBenchStack();
+  } finally {
+    if (saved === undefined) delete process.env.DEVSTACK_EMBEDDING_MODEL;
+    else process.env.DEVSTACK_EMBEDDING_MODEL = saved;
+  }
+}
+
+export async function runBackend(
+  stack: BenchStack,
+  backend: Backend,
+  data: Scifact,
+  settings: RetrievalSettings,
+): Promise<BackendRun> {
+  const user = new User(stack);
+  await user.signUpAsAdmin();
+  const collectionId = await createCollection(stack, user.token, `scifact-${backend}`);
+  await user.putConfig(collectionId, settings.chunkSize, 'similarity');
+  const ingest = await ingestScifact(user, collectionId, backend, data.docs, settings);
+
+  const uploaded = new Set(data.docs.map((d) => d.id));
+  const runs: StrategyRun[] = [];
+  for (const strategy of settings.strategies) {
+    log(
+      `[${backend}] ${data.queries.length} queries, strategy ${strategy}, top_k ${settings.topK}, ${settings.queryConcurrency} in flight`,
+    );
+    const run = await runQueries(user, collectionId, backend, strategy, data, uploaded, settings);
+    reportPass(run);
+    runs.push(run);
+  }
+  return { backend, embeddings: stack.embeddings, ingest, runs };
+}

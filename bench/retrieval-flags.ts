@@ -1,0 +1,45 @@
+/** The command line of bench/retrieval.ts (its header describes the flags). */
+import { readFlags, someOf, text, whole } from './flags.ts';
+
+const BACKENDS = ['sparse', 'hybrid'] as const;
+const STRATEGIES = ['similarity', 'mmr', 'threshold'] as const;
+export type Backend = (typeof BACKENDS)[number];
+export type Strategy = (typeof STRATEGIES)[number];
+
+export function readRetrievalFlags() {
+  const flags = readFlags({
+    data: text(new URL('../../shared/data/scifact', import.meta.url).pathname),
+    'limit-docs': whole(undefined, 1),
+    'limit-queries': whole(undefined, 1),
+    backends: someOf('sparse,hybrid', BACKENDS),
+    strategies: someOf('similarity,mmr', STRATEGIES),
+    'chunk-size': whole('8000', 100, 8000),
+    'top-k': whole('50', 10, 50),
+    'upload-concurrency': whole('8', 1, 64),
+    'max-pending': whole('64', 1, 10_000),
+    'query-concurrency': whole('8', 1, 64),
+    'poll-ms': whole('250', 10, 10_000),
+    'timeout-min': whole('90', 1, 24 * 60),
+    'latency-queries': whole('200'),
+    out: text(),
+  });
+  return {
+    data: flags.data,
+    limitDocs: flags['limit-docs'],
+    limitQueries: flags['limit-queries'],
+    backends: flags.backends,
+    strategies: flags.strategies,
+    chunkSize: flags['chunk-size'],
+    topK: flags['top-k'],
+    uploadConcurrency: flags['upload-concurrency'],
+    /** Unfinished jobs allowed at once: never fewer than the uploads in flight. */
+    maxPending: Math.max(flags['upload-concurrency'], flags['max-pending']),
+    queryConcurrency: flags['query-concurrency'],
+    pollMs: flags['poll-ms'],
+    timeoutMs: flags['timeout-min'] * 60_000,
+    latencyQueries: flags['latency-queries'],
+    out: flags.out,
+  };
+}
+
+export type RetrievalSettings = ReturnType<typeof readRetrievalFlags>;

@@ -1,0 +1,48 @@
+/** The user bench/retrieval.ts acts as: an admin (PUT config is admin only), for as long as the run takes. */
+import { grantAdmin, signIn, signUpUser } from '../test/support/auth-client.ts';
+import type { BenchStack } from './ingest-e2e.ts';
+import type { Strategy } from './retrieval-flags.ts';
+
+export class User {
+  token = '';
+  readonly email = `bench-retrieval-${crypto.randomUUID().slice(0, 8)}@example.com`;
+
+  constructor(private readonly stack: BenchStack) {}
+
+  async signUpAsAdmin(): Promise<void> {
+    const { id } = await signUpUser(this.stack, this.email);
+    await grantAdmin(this.stack, id);
+    await this.signIn();
+  }
+
+  /** A fresh token that carries is_admin; also how a long run outlives the token's hour. */
+  async signIn(): Promise<void> {
+    this.token = (await signIn(this.stack, this.email)).token;
+  }
+
+  /** A call to the API; a 401 (the token expired mid-run) signs in again and retries once. */
+  async call(path: string, init: { method: string; json?: unknown; form?: () => FormData }): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
+      let body: BodyInit | undefined;
+      if (init.json !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        body = JSON.stringify(init.json);
+      } else if (init.form) {
+        body = init.form();
+      }
+      const response = await fetch(`${this.stack.apiUrl}${path}`, { method: init.method, headers, body });
+      if (response.status !== 401 || attempt > 0) return response;
+      await response.body?.cancel();
+      await this.signIn();
+    }
+  }
+
+  async putConfig(collectionId: string, chunkSize: number, strategy: Strategy): Promise<void> {
+    const response = await this.call(`/collections/${collectionId}/config`, {
+      method: 'PUT',
+      json: { chunk_size: chunkSize, retrieval_strategy: strategy },
+    });
+    if (!response.ok) throw new Error(`PUT config failed: ${response.status} ${await response.text()}`);
+  }
+}

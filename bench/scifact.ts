@@ -1,0 +1,69 @@
+/**
+ * BEIR SciFact as bench/retrieval.ts uses it: the corpus, the training queries and their judgements,
+ * and the file each abstract is uploaded as.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { log } from './format.ts';
+import { parseQrels, type Qrels } from './retrieval-metrics.ts';
+
+export interface Doc {
+  id: string;
+  title: string;
+  text: string;
+}
+
+export type Scifact = ReturnType<typeof loadScifact>;
+
+function readJsonl<T>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      try {
+        return JSON.parse(line) as T;
+      } catch {
+        throw new Error(`${path} line ${i + 1} is not JSON`);
+      }
+    });
+}
+
+/**
+ * The judged training queries (the first `limitQueries`) and the corpus; with `limitDocs`, the documents
+ * judged for those queries, then others in corpus order up to `limitDocs`.
+ */
+export function loadScifact(dir: string, limitDocs: number | undefined, limitQueries: number | undefined) {
+  const corpus = readJsonl<{ _id: string; title?: string; text?: string }>(join(dir, 'corpus.jsonl')).map(
+    (d): Doc => ({ id: String(d._id), title: d.title ?? '', text: d.text ?? '' }),
+  );
+  const queryText = new Map(
+    readJsonl<{ _id: string; text: string }>(join(dir, 'queries.jsonl')).map((q) => [String(q._id), q.text]),
+  );
+  const allQrels = parseQrels(readFileSync(join(dir, 'qrels', 'train.tsv'), 'utf8'));
+
+  const queryIds = [...allQrels.keys()].slice(0, limitQueries);
+  const missing = queryIds.filter((id) => !queryText.get(id)?.trim());
+  if (missing.length > 0)
+    throw new Error(`queries.jsonl has no text for ${missing.length} judged queries (${missing.slice(0, 5)})`);
+  const qrels: Qrels = new Map(queryIds.map((id) => [id, allQrels.get(id) as Map<string, number>]));
+
+  let docs = corpus;
+  if (limitDocs !== undefined) {
+    const relevant = new Set([...qrels.values()].flatMap((judged) => [...judged.keys()]));
+    const judgedDocs = corpus.filter((d) => relevant.has(d.id));
+    const others = corpus.filter((d) => !relevant.has(d.id)).slice(0, Math.max(0, limitDocs - judgedDocs.length));
+    docs = [...judgedDocs, ...others];
+    if (judgedDocs.length > limitDocs)
+      log(`note: all ${judgedDocs.length} judged documents kept, above --limit-docs ${limitDocs}`);
+  }
+  const ids = new Set(corpus.map((d) => d.id));
+  const unknown = [...qrels.values()].flatMap((judged) => [...judged.keys()]).filter((id) => !ids.has(id));
+  if (unknown.length > 0) throw new Error(`qrels name ${unknown.length} documents not in the corpus (${unknown.slice(0, 5)})`);
+  return { docs, corpusSize: corpus.length, queries: queryIds.map((id) => ({ id, text: queryText.get(id) as string })), qrels };
+}
+
+// One abstract per file: the title as its first line, then the abstract; the file name carries the corpus id.
+const FILE_SUFFIX = '.txt';
+export const fileName = (doc: Doc) => `${doc.id}${FILE_SUFFIX}`;
+export const docIdOf = (source: string) => (source.endsWith(FILE_SUFFIX) ? source.slice(0, -FILE_SUFFIX.length) : source);
+export const fileText = (doc: Doc) => `${doc.title}\n\n${doc.text}\n`;
