@@ -16,7 +16,7 @@ import { typeFromExtension } from '#core/documents/detect-type.ts';
 import { chunkBlocks } from '../workers/ingest/src/chunking/chunk-blocks.ts';
 import { parseDocument } from '../workers/ingest/src/parsers/index.ts';
 import { DEFAULT_PARSE_LIMITS } from '../workers/ingest/src/parsers/types.ts';
-import { PDF_PAGES_PER_STEP } from '../workers/ingest/src/pipeline/extract.ts';
+import { PDF_PAGES_PER_STEP } from '../workers/ingest/src/pipeline/read-range.ts';
 
 export interface MemorySample {
   heapUsed: number;

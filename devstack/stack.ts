@@ -129,6 +129,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   const app = new Hono();
   app.get('/health', (c) => c.json({ ok: true }));
   app.route('/__devstack/faults', faults.app);
+  app.use('/auth/v1/.well-known/jwks.json', faults.guard('auth'));
   app.route(
     '/auth/v1',
     createAuthApp({
@@ -148,6 +149,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   app.route('/vector', vector.app);
   app.use('/openai/*', faults.guard('models'));
   app.route('/openai', models.app);
+  app.use('/dns-query', faults.guard('dns'));
   app.route('/dns-query', createDohApp({ zone: DEFAULT_TEST_ZONE }));
   const server = await listen(app, host, apiPort);
   await ensureBuckets(supabaseUrl, keys.serviceRoleKey, declaredBuckets(SUPABASE_CONFIG));

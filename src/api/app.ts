@@ -27,7 +27,9 @@ Per-user objects (chat sessions, ingest jobs) are 404 to everyone but their owne
 
 Failures of the services behind the API are reported without their upstream text: storage,
 vector index and model failures are 502; an unavailable ingestion queue (or ingestion disabled
-on the deployment) is 503.`;
+on the deployment) is 503. So is a token whose signing key cannot be had because the identity provider
+cannot be reached (a key id not yet seen, or keys older than the deployment's staleness limit): retry
+later, do not refresh the token.`;
 
 /** The one app: the worker serves it and the tests drive it. */
 export function createApp(): App {

@@ -13,6 +13,12 @@ const ConfigSchema = z.object({
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
   AUTH_ISSUER: optionalUrl,
   AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  /** Age after which the cached JWKS is refreshed in the background. */
+  AUTH_JWKS_REFRESH_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  /** Age up to which cached keys still verify while refreshes fail; past it, 503. */
+  AUTH_JWKS_MAX_STALE_SECONDS: z.coerce.number().int().min(1).max(604_800).default(86_400),
+  /** At most one JWKS fetch per this many seconds; also how long a failed fetch is remembered. */
+  AUTH_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -6,6 +6,36 @@
 /** The largest original accepted, uploaded or fetched from a URL (supabase/config.toml's bucket says the same). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
+/** What may come before an upload's file part: the boundary, other form fields and the part headers. */
+export const MAX_UPLOAD_BYTES_BEFORE_FILE = 64 * 1024;
+
+/**
+ * The largest upload body that may be declared: the file, what may come before it, and room for
+ * the closing boundary. The bytes themselves are counted as they stream, chunked or not.
+ */
+export const MAX_UPLOAD_BODY_BYTES = MAX_DOCUMENT_BYTES + MAX_UPLOAD_BYTES_BEFORE_FILE + 1024;
+
+/**
+ * The largest QStash delivery a worker reads. Its messages are a few hundred bytes; a failure
+ * callback wraps one, base64-encoded, with QStash's own fields. The margin is wide; anything
+ * bigger is not QStash's.
+ */
+export const MAX_QSTASH_BODY_BYTES = 256 * 1024;
+
 /** A collection's chunk_size, in characters. */
 export const MIN_CHUNK_SIZE = 100;
 export const MAX_CHUNK_SIZE = 8000;
+
+/**
+ * What one document may yield, however small its file: a spreadsheet can repeat one shared
+ * string in every cell, a table its header in every row. Past either limit the rest is not read
+ * and the job ends `partial`. The ingest worker's settings may lower or raise them.
+ */
+export const MAX_DOCUMENT_CHARS = 16_000_000;
+export const MAX_DOCUMENT_CHUNKS = 20_000;
+
+/** Pages of a PDF read at most (a warning names the rest), as slides are capped for presentations. */
+export const MAX_PDF_PAGES = 2_000;
+
+/** An invite link's optional `max_uses`, 1 up to this: far beyond any real invitation, well inside a Postgres integer. */
+export const MAX_SHARE_USES = 1_000_000;

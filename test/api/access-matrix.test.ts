@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, mintToken, snapshot, stack } from '../support/client.ts';
+import { api, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 
-type Role = keyof Cast;
-const ROLES: Role[] = ['stranger', 'admin', 'memberQuery', 'memberIngest', 'owner'];
+/** The cast, and an outsider whose token says `is_admin: "false"`: a string is no admin grant. */
+type Callers = Cast & { falseAdmin: TestUser };
+type Role = keyof Callers;
+const ROLES: Role[] = ['stranger', 'falseAdmin', 'admin', 'memberQuery', 'memberIngest', 'owner'];
 
 interface Endpoint {
   name: string;
@@ -16,13 +18,13 @@ interface Endpoint {
   expect: Record<Role, number>;
 }
 
-const ownerOnly = { stranger: 403, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
-const participants = { stranger: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
-const adminOnly = { stranger: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
-const everyone = { stranger: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
-const ingesters = { stranger: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
+const ownerOnly = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
+const participants = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
+const adminOnly = { stranger: 403, falseAdmin: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
+const everyone = { stranger: 200, falseAdmin: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
+const ingesters = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
-const sessionOwner = { stranger: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
+const sessionOwner = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
 
 /** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
 function endpoint(name: string, route: string, expect: Record<Role, number>, body?: Record<string, unknown>): Endpoint {
@@ -60,7 +62,7 @@ const ENDPOINTS: Endpoint[] = [
 ];
 
 /** An endpoint's path and body with every {name} replaced by what it stands for in this fixture. */
-function request({ path, body }: Endpoint, fx: SharedCollection, cast: Cast) {
+function request({ path, body }: Endpoint, fx: SharedCollection, cast: Callers) {
   const values: Record<string, string> = {
     collection: fx.collectionId,
     queryShare: fx.queryShare.id,
@@ -81,8 +83,8 @@ function request({ path, body }: Endpoint, fx: SharedCollection, cast: Cast) {
 // Every endpoint but 'create collection', 'list collections' and 'join' names a collection.
 const COLLECTION_SCOPED = new Set(ENDPOINTS.filter((e) => JSON.stringify(e).includes('{collection}')));
 
-let cast: Cast;
-const badTokens: { name: string; header: (cast: Cast) => Promise<string | undefined>; detail: string }[] = [
+let cast: Callers;
+const badTokens: { name: string; header: (cast: Callers) => Promise<string | undefined>; detail: string }[] = [
   { name: 'no token', header: async () => undefined, detail: 'Not authenticated' },
   { name: 'malformed header', header: async (c) => `Token ${c.owner.token}`, detail: 'Not authenticated' },
   { name: 'empty bearer', header: async () => 'Bearer ', detail: 'Not authenticated' },
@@ -150,7 +152,9 @@ const badTokens: { name: string; header: (cast: Cast) => Promise<string | undefi
 ];
 
 beforeAll(async () => {
-  cast = await castUsers();
+  const [users, falseAdmin] = await Promise.all([castUsers(), signUp('false-admin')]);
+  const token = await mintToken({ sub: falseAdmin.id, email: falseAdmin.email, app_metadata: { is_admin: 'false' } });
+  cast = { ...users, falseAdmin: { ...falseAdmin, token } };
 });
 
 const users = () => Object.values(cast).map((u) => u.id);

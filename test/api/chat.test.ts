@@ -42,6 +42,10 @@ describe('sessions', () => {
     [{ title: '' }, 'too_small'],
     [{ title: 'x'.repeat(101) }, 'too_big'],
     [{ title: 7 }, 'invalid_type'],
+    [{ title: ' \t ' }, 'too_small'],
+    // A NUL was a 500; a title is one line, so every control character is refused.
+    [{ title: 'Vitamin\u0000D' }, 'invalid_format'],
+    [{ title: 'Two\nlines' }, 'invalid_format'],
   ])('refuses a bad title %j with 422', async (body, type) => {
     for (const [method, path] of [
       ['POST', `/chat/${fx.collectionId}/sessions`],

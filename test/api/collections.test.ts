@@ -26,6 +26,10 @@ describe('POST /collections/', () => {
     ['blank name', { name: '   ' }, ['body', 'name'], 'too_small'],
     ['name over 200 characters', { name: 'x'.repeat(201) }, ['body', 'name'], 'too_big'],
     ['name of the wrong type', { name: 42 }, ['body', 'name'], 'invalid_type'],
+    // A NUL was a 500 (Postgres refuses it in text); every control character is refused in a name.
+    ['name with a NUL', { name: 'Pa\u0000pers' }, ['body', 'name'], 'invalid_format'],
+    ['name with a line break', { name: 'Two\nlines' }, ['body', 'name'], 'invalid_format'],
+    ['name with an escape character', { name: 'Red \u001b[31m' }, ['body', 'name'], 'invalid_format'],
   ])('refuses a %s with 422 and a {loc, msg, type} list', async (_case, body, loc, type) => {
     const response = await api('POST', '/collections/', { token: owner.token, body });
     expect(response.status).toBe(422);
@@ -129,6 +133,12 @@ describe('DELETE /collections/{id}', () => {
     expect(counts).toEqual({ collections: 0, shares: 0, members: 0, sessions: 0, messages: 0 });
     expect((await api('DELETE', `/collections/${collection.id}`, { token: owner.token })).status).toBe(404);
     expect((await api('POST', `/collections/join/${share.share_token}`, { token: member.token })).status).toBe(404);
+  });
+
+  it('answers 422 for an id with a NUL in it, naming the path parameter', async () => {
+    const response = await api('DELETE', '/collections/abc%00', { token: owner.token });
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([{ loc: ['path', 'id'], msg: expect.any(String), type: 'invalid_format' }]);
   });
 
   it('answers 404 for ids that are not UUIDs', async () => {

@@ -20,6 +20,70 @@ describe.skipIf(skipRealPostgres)(`concurrency (${stack.engine})`, () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('joins racing for the last uses of a link: exactly max_uses get in', async () => {
+    const owner = await signUp('owner');
+    const { collection } = await collectionWithLink(owner, 'Limited', 'query');
+    const link = await api('POST', `/collections/${collection.id}/shares`, {
+      token: owner.token,
+      body: { permission: 'query', max_uses: 3 },
+    });
+    const joiners = await Promise.all(Array.from({ length: 10 }, (_, i) => signUp(`racer${i}`)));
+
+    const responses = await Promise.all(
+      joiners.map((user) => api('POST', `/collections/join/${link.body.share_token}`, { token: user.token })),
+    );
+    expect(responses.filter((r) => r.status === 200 && 'collection' in r.body)).toHaveLength(3);
+    for (const refused of responses.filter((r) => r.status !== 200)) {
+      expect(refused).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    }
+    const [counts] = await db()`
+      select (select uses from collection_shares where id = ${link.body.id}) as uses,
+             (select count(*) from collection_members where collection_id = ${collection.id})::int as members`;
+    expect(counts).toEqual({ uses: 3, members: 3 });
+  });
+
+  it('one user joining a single-use link many times at once uses it once', async () => {
+    const owner = await signUp('owner');
+    const joiner = await signUp('joiner');
+    const other = await signUp('other');
+    const { collection } = await collectionWithLink(owner, 'Single use', 'ingest');
+    const link = await api('POST', `/collections/${collection.id}/shares`, {
+      token: owner.token,
+      body: { permission: 'ingest', max_uses: 1 },
+    });
+
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => api('POST', `/collections/join/${link.body.share_token}`, { token: joiner.token })),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(responses.filter((r) => 'collection' in r.body)).toHaveLength(1);
+    const [row] = await db()`select uses from collection_shares where id = ${link.body.id}`;
+    expect(row?.uses).toBe(1);
+    expect((await api('POST', `/collections/join/${link.body.share_token}`, { token: other.token })).status).toBe(404);
+  });
+
+  it('a removal racing rejoins through the old link leaves the member out', async () => {
+    const owner = await signUp('owner');
+    const member = await signUp('member');
+    const { collection, link } = await collectionWithLink(owner, 'Kick and rejoin race', 'query');
+    await api('POST', `/collections/join/${link.share_token}`, { token: member.token });
+
+    const rejoins = Array.from({ length: 6 }, () =>
+      api('POST', `/collections/join/${link.share_token}`, { token: member.token }),
+    );
+    const removal = api('DELETE', `/collections/${collection.id}/members/${member.id}`, { token: owner.token });
+    const responses = await Promise.all([removal, ...rejoins]);
+    expect(responses[0]?.status).toBe(200);
+    // Each rejoin ran before the removal (already a member) or after it (refused).
+    for (const response of responses.slice(1)) {
+      if (response.status === 200) expect(response.body).toEqual({ already_member: true, permission: 'query' });
+      else expect(response.status).toBe(403);
+    }
+    const rows = await db()`select 1 from collection_members where collection_id = ${collection.id} and user_id = ${member.id}`;
+    expect(rows).toHaveLength(0);
+    expect((await api('POST', `/collections/join/${link.share_token}`, { token: member.token })).status).toBe(403);
+  });
+
   it('deleting a shared collection while members use it leaves no orphan rows and no 500s', async () => {
     const owner = await signUp('owner');
     const members = await Promise.all([signUp('m1'), signUp('m2'), signUp('m3')]);

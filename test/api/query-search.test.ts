@@ -78,6 +78,43 @@ describe('POST /query/search', () => {
     expect(response.status).toBe(422);
   });
 
+  // A white-space-only question was a 500, and so was a NUL; both are the question's 422 now, before any stream.
+  it.each([
+    { what: 'a white-space-only question', body: { question: ' \n\t ' }, loc: ['body', 'question'], type: 'too_small' },
+    { what: 'a NUL in the question', body: { question: 'tides\u0000' }, loc: ['body', 'question'], type: 'invalid_format' },
+    { what: 'an escape in the question', body: { question: 'tides \u001b' }, loc: ['body', 'question'], type: 'invalid_format' },
+    {
+      what: 'a NUL in collection_id',
+      body: { question: 'tides', collection_id: '\u0000' },
+      loc: ['body', 'collection_id'],
+      type: 'invalid_format',
+    },
+  ])('422 naming the field for $what, from search and from the stream', async ({ body, loc, type }) => {
+    for (const path of ['/query/search', '/query/']) {
+      const response = await api('POST', path, { token: cast.owner.token, body: { collection_id: collectionId, ...body } });
+      expect(response.status, path).toBe(422);
+      expect(response.body.detail, path).toEqual([{ loc, msg: expect.any(String), type }]);
+    }
+  });
+
+  it('422 for a NUL in the session_id of a question', async () => {
+    const response = await api('POST', '/query/', {
+      token: cast.owner.token,
+      body: { question: 'tides', collection_id: collectionId, session_id: 'x\u0000' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([{ loc: ['body', 'session_id'], msg: expect.any(String), type: 'invalid_format' }]);
+  });
+
+  it('takes a question over several lines, trimmed', async () => {
+    const response = await search(cast.owner.token, {
+      question: '  How does a tidal\n\tbarrage work?\r\n',
+      collection_id: collectionId,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.sources[0].source).toBe(articleUrl());
+  });
+
   it('searches the caller’s personal namespace when collection_id is empty, and only theirs', async () => {
     const text = new TextEncoder().encode('Notes on sourdough: feed the starter twice a day with rye flour.\n');
     const job = await ingestFile(cast.memberIngest.token, 'bread.md', undefined, text);

@@ -95,7 +95,7 @@ export async function snapshot(userIds: string[]): Promise<string> {
     )
     select md5(concat_ws('|',
       (select string_agg(concat_ws(',', id, name, config::text), ';' order by id) from cs),
-      (select string_agg(concat_ws(',', id, share_token, permission), ';' order by id)
+      (select string_agg(concat_ws(',', id, token_hash, permission, uses), ';' order by id)
          from collection_shares where collection_id in (select id from cs)),
       (select string_agg(concat_ws(',', collection_id, user_id, permission), ';' order by collection_id, user_id)
          from collection_members where collection_id in (select id from cs) or user_id = any(${userIds}::uuid[])),

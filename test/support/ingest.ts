@@ -1,6 +1,7 @@
 import { createClient } from '@supabase/supabase-js';
 import { Index } from '@upstash/vector';
 import { expect } from 'vitest';
+import type { FaultyService } from '../../devstack/faults.ts';
 import { api, db, stack } from './client.ts';
 import { fixture } from './documents.ts';
 
@@ -94,7 +95,7 @@ export async function documentOfJob(jobId: string): Promise<string | null> {
 
 /** Makes a devstack service fail, like an outage, until cleared (or for `count` requests). */
 export async function injectFault(
-  service: 'storage' | 'qstash' | 'vector' | 'models',
+  service: FaultyService,
   options: { status?: number; count?: number; match?: string; method?: string } = {},
 ) {
   const response = await fetch(stack.faultsUrl, {

@@ -6,7 +6,10 @@ import type { AppEnv } from '../context.ts';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_.=]+)$/i;
 
-/** Sets `caller` from the bearer token, or refuses with the contract's 401 messages. */
+/**
+ * Sets `caller` from the bearer token, or refuses with the contract's 401 messages; 503 when the
+ * identity provider's keys cannot be had (see auth/jwks-cache.ts).
+ */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const config = loadConfig(c.env);
   c.set('config', config);
@@ -16,8 +19,14 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     'caller',
     await verifyAccessToken(match[1], {
       jwksUrl: config.AUTH_JWKS_URL,
+      jwks: {
+        refreshSeconds: config.AUTH_JWKS_REFRESH_SECONDS,
+        maxStaleSeconds: config.AUTH_JWKS_MAX_STALE_SECONDS,
+        cooldownSeconds: config.AUTH_JWKS_COOLDOWN_SECONDS,
+      },
       issuer: config.AUTH_ISSUER,
       clockToleranceSeconds: config.AUTH_CLOCK_TOLERANCE_SECONDS,
+      background: (work) => c.executionCtx.waitUntil(work),
     }),
   );
   await next();

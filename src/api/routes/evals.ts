@@ -10,6 +10,9 @@ const route = taggedRoutes('Evaluations', { errors: collectionErrors });
 const list = route.get('/evals/{collection_id}', 'List the collection’s evaluation records', {
   description: `One record per answered question in the collection, by any participant, newest first
 (\`created_at\`, then \`id\`, descending). For the owner and members; anyone else is 403.
+**Every participant sees every participant's records**, questions and answers included, as the contract's
+access rule for evaluations (owner or member) has it; records carry no user id, but a question asked in
+a shared collection is visible to everyone in it, so ask private questions in a collection of your own.
 Scores are filled in asynchronously after the answer: both scores null with \`scorer_error\` null means
 not scored yet; \`scorer_error\` set means scoring failed and the scores stay null. Besides the contract's
 fields a record carries \`embedding_latency_ms\`, \`time_to_first_token_ms\` and \`scorer\`; it leaves out the
@@ -23,7 +26,8 @@ const stats = route.get('/evals/{collection_id}/stats', 'Aggregate the collectio
 scored when it has both scores; score averages, the daily trend's averages and the worst queries use
 scored records only, latency averages use every record (generation latency: those whose generation
 finished). An average over no records is null; an empty collection gives zero counts, null averages and
-empty arrays. For the owner and members; anyone else is 403.`,
+empty arrays. For the owner and members; anyone else is 403. The aggregate covers every participant's
+questions, and its worst queries show their text to every participant.`,
   request: { params: ChatCollectionParams },
   responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats') },
 });

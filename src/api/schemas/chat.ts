@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { ChatCollectionParams, Id, Permission, pathParam, Timestamp } from './common.ts';
+import { ChatCollectionParams, Id, Permission, pathParam, Timestamp, text } from './common.ts';
 
-const Title = z.string().trim().min(1).max(100);
+const Title = text({ min: 1, max: 100 });
 
 export const SessionSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import { RETRIEVAL_STRATEGIES } from '../services/collections.ts';
-import { CollectionParams, Id, Permission, pathParam, Timestamp } from './common.ts';
+import { CollectionParams, Id, Permission, pathParam, Timestamp, text } from './common.ts';
 
 export const RetrievalConfigSchema = z
   .object({
@@ -32,7 +32,7 @@ export const ListedCollectionSchema = CollectionSchema.extend({
 }).openapi('ListedCollection');
 
 export const CreateCollectionSchema = z
-  .object({ name: z.string().trim().min(1).max(200).openapi({ example: 'Research papers' }) })
+  .object({ name: text({ min: 1, max: 200 }).openapi({ example: 'Research papers' }) })
   .openapi('CreateCollection');
 
 export const DocumentSchema = z

@@ -1,9 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { Id, pathParam, Timestamp } from './common.ts';
+import { Id, OptionalCollectionId, pathParam, plainText, Timestamp, text } from './common.ts';
 
 export const IngestQuery = z.object({
-  collection_id: z
-    .string()
+  collection_id: plainText()
     .optional()
     .openapi({
       param: { name: 'collection_id', in: 'query' },
@@ -21,8 +20,8 @@ export const UploadSchema = z
 
 export const UrlIngestSchema = z
   .object({
-    url: z.string().min(1).max(2048).openapi({ example: 'https://en.wikipedia.org/wiki/Retrieval-augmented_generation' }),
-    collection_id: z.string().nullish().openapi({ description: 'Omitted, null or empty: the caller’s personal namespace.' }),
+    url: text({ min: 1, max: 2048 }).openapi({ example: 'https://en.wikipedia.org/wiki/Retrieval-augmented_generation' }),
+    collection_id: OptionalCollectionId,
   })
   .openapi('UrlIngest');
 
@@ -39,7 +38,12 @@ export const JobSchema = z
     error_message: z
       .string()
       .nullable()
-      .openapi({ description: 'Why the job failed, or what was lost when it is `partial`; plain words' }),
+      .openapi({
+        description:
+          'Why the job failed, or what was lost when it is `partial`: fixed plain sentences, never an upstream’s or a ' +
+          'library’s text. A URL whose host name cannot be looked up because the resolver is down is retried first; ' +
+          'only a definite answer (no such host, a private address) or the last retry fails the job.',
+      }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

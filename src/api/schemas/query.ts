@@ -1,13 +1,22 @@
 import { z } from '@hono/zod-openapi';
 import { SourceSchema } from './chat.ts';
+import { OptionalCollectionId, plainText, text } from './common.ts';
 
-export const SearchRequestSchema = z
-  .object({
-    question: z.string().min(1).max(5000).openapi({ example: 'How does a tidal barrage work?' }),
-    collection_id: z.string().nullish().openapi({ description: 'Omitted, null or empty: the caller’s personal namespace.' }),
-    top_k: z.number().int().min(1).max(50).default(5).openapi({ description: 'Sources to return, 1–50 (default 5)' }),
-  })
-  .openapi('SearchRequest');
+/** What a search and a question share. A question may run over several lines; white space alone is no question. */
+const asked = {
+  question: text({ min: 1, max: 5000, multiline: true }).openapi({ example: 'How does a tidal barrage work?' }),
+  collection_id: OptionalCollectionId,
+};
+const topK = (does: string) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(5)
+    .openapi({ description: `Sources to ${does}, 1–50 (default 5)` });
+
+export const SearchRequestSchema = z.object({ ...asked, top_k: topK('return') }).openapi('SearchRequest');
 
 export const SearchResponseSchema = z
   .object({
@@ -19,12 +28,10 @@ export const SearchResponseSchema = z
 
 export const QueryRequestSchema = z
   .object({
-    question: z.string().min(1).max(5000).openapi({ example: 'How does a tidal barrage work?' }),
-    collection_id: z.string().nullish().openapi({ description: 'Omitted, null or empty: the caller’s personal namespace.' }),
-    session_id: z
-      .string()
+    ...asked,
+    session_id: plainText()
       .nullish()
       .openapi({ description: 'The caller’s own session in this collection; the exchange is appended to it.' }),
-    top_k: z.number().int().min(1).max(50).default(5).openapi({ description: 'Sources to retrieve, 1–50 (default 5)' }),
+    top_k: topK('retrieve'),
   })
   .openapi('QueryRequest');

@@ -5,12 +5,13 @@ import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
 import type { JobRepo, JobRow } from '#core/db/jobs.ts';
 import { detectUploadType } from '#core/documents/detect-type.ts';
 import { DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
-import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import type { Caller } from '../auth/caller.ts';
-import { limitBytes, peek, TooLarge } from '../uploads/streams.ts';
+import { uploadTooLarge } from '../uploads/errors.ts';
+import type { FilePart } from '../uploads/multipart.ts';
+import { peek, TooLarge } from '../uploads/streams.ts';
 import type { AccessService } from './access.ts';
 import { DEFAULT_CONFIG } from './collections.ts';
 
@@ -71,52 +72,67 @@ export function createIngestService(deps: IngestDeps) {
     return jobId;
   }
 
-  return {
-    async uploadFile(
-      caller: Caller,
-      collectionId: string | undefined,
-      file: { filename: string; body: ReadableStream<Uint8Array> },
-    ): Promise<string> {
-      requireQueue();
-      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
-      const counted = limitBytes(file.body, MAX_DOCUMENT_BYTES);
-      const { head, complete, stream } = await peek(counted.stream, SNIFF_BYTES).catch(rethrowTooLarge);
-      const detected = detectUploadType(file.filename, head, complete);
-      if (!detected.ok) throw new DomainError('unsupported_type', detected.reason);
+  /** Sniffs the type, stores the original and queues its job; the file's limits end it with a 413. */
+  async function storeUpload(
+    caller: Caller,
+    { collectionId, chunkSize }: { collectionId: string | null; chunkSize: number },
+    file: FilePart,
+  ): Promise<string> {
+    const { head, complete, stream } = await peek(file.body, SNIFF_BYTES).catch(rethrowTooLarge);
+    const detected = detectUploadType(file.filename, head, complete);
+    if (!detected.ok) throw new DomainError('unsupported_type', detected.reason);
 
-      const documentId = crypto.randomUUID();
-      const folder = documentFolder(namespaceFor(cid, caller.id), documentId);
-      const key = `${folder}/original.${detected.type}`;
+    const documentId = crypto.randomUUID();
+    const folder = documentFolder(namespaceFor(collectionId, caller.id), documentId);
+    const key = `${folder}/original.${detected.type}`;
+    try {
+      await store.put(key, stream, detected.contentType);
+    } catch (error) {
+      // A partial object may exist if the store accepted some bytes.
+      await store.removeFolder(folder).catch(() => {});
+      // The limit's own error may reach us wrapped by the store, or not at all.
+      if (error instanceof TooLarge || file.tooLarge()) throw uploadTooLarge();
+      throw error;
+    }
+    // A body cut short by the limit can still look complete to the store.
+    if (file.tooLarge()) {
+      await store.removeFolder(folder);
+      throw uploadTooLarge();
+    }
+    try {
+      return await enqueue(caller, {
+        id: documentId,
+        collection_id: collectionId,
+        user_id: caller.id,
+        name: file.filename,
+        source_kind: 'upload',
+        source_url: null,
+        content_type: detected.contentType,
+        doc_type: detected.type,
+        size_bytes: file.size(),
+        storage_path: key,
+        chunk_size: chunkSize,
+      });
+    } catch (error) {
+      await store.removeFolder(folder).catch(() => {});
+      throw error;
+    }
+  }
+
+  return {
+    /**
+     * Everything that can refuse an upload without its body (the queue, the caller's permission)
+     * is decided before `open` reads it.
+     */
+    async uploadFile(caller: Caller, collectionId: string | undefined, open: () => Promise<FilePart>): Promise<string> {
+      const { queue } = requireQueue();
+      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      await queue.ready();
+      const file = await open();
       try {
-        await store.put(key, stream, detected.contentType);
-      } catch (error) {
-        // A partial object may exist if the store accepted some bytes.
-        await store.removeFolder(folder).catch(() => {});
-        if (error instanceof TooLarge || counted.size() > MAX_DOCUMENT_BYTES) throw uploadTooLarge();
-        throw error;
-      }
-      // A body cut short by the limit can still look complete to the store.
-      if (counted.size() > MAX_DOCUMENT_BYTES) {
-        await store.removeFolder(folder);
-        throw uploadTooLarge();
-      }
-      try {
-        return await enqueue(caller, {
-          id: documentId,
-          collection_id: cid,
-          user_id: caller.id,
-          name: file.filename,
-          source_kind: 'upload',
-          source_url: null,
-          content_type: detected.contentType,
-          doc_type: detected.type,
-          size_bytes: counted.size(),
-          storage_path: key,
-          chunk_size: chunkSize,
-        });
-      } catch (error) {
-        await store.removeFolder(folder).catch(() => {});
-        throw error;
+        return await storeUpload(caller, { collectionId: cid, chunkSize }, file);
+      } finally {
+        await file.settle();
       }
     },
 
@@ -149,9 +165,6 @@ export function createIngestService(deps: IngestDeps) {
     },
   };
 }
-
-export const uploadTooLarge = () =>
-  new DomainError('too_large', `The file is larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MB`);
 
 function rethrowTooLarge(error: unknown): never {
   if (error instanceof TooLarge) throw uploadTooLarge();

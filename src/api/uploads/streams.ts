@@ -7,32 +7,6 @@ export class TooLarge extends Error {
 }
 
 /**
- * Counts bytes as they pass and errors the stream once they exceed `limit`. A plain
- * pull-through stream rather than a TransformStream: cancelling a piped body made
- * workerd drop the connection.
- */
-export function limitBytes(
-  stream: ReadableStream<Uint8Array>,
-  limit: number,
-): { stream: ReadableStream<Uint8Array>; size(): number } {
-  let seen = 0;
-  const reader = stream.getReader();
-  const counted = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) return controller.close();
-      seen += value.byteLength;
-      if (seen > limit) {
-        controller.error(new TooLarge(limit));
-        await reader.cancel().catch(() => {});
-      } else controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
-  return { stream: counted, size: () => seen };
-}
-
-/**
  * Reads up to `bytes` from the front of a stream, for sniffing, and returns a stream
  * that replays them followed by the rest.
  */

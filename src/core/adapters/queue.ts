@@ -21,13 +21,38 @@ export interface QueuedMessage<T> {
 /** QStash: at-least-once delivery of JSON to a worker URL, with retries and backoff. */
 export interface Queue {
   publish<T>(messages: QueuedMessage<T>[]): Promise<void>;
+  /**
+   * Resolves when QStash answered lately (a publish or a check within READY_FOR_MS), else asks
+   * it with one small authenticated GET; throws UpstreamError('queue') when it cannot. Lets a
+   * caller refuse work (an upload's body) before doing it, when the queue is down.
+   */
+  ready(): Promise<void>;
 }
 
 const BATCH = 100;
+/** How long a successful call vouches for the queue. */
+const READY_FOR_MS = 30_000;
+const CHECK_TIMEOUT_MS = 5_000;
 
 export function createQueue(settings: QueueSettings): Queue {
   const client = new Client({ baseUrl: settings.url, token: settings.token, retry: { retries: 2 } });
+  // Per isolate, like the client. Not a shared in-flight promise: workerd does not let one
+  // request wait on another's I/O.
+  let answeredAt = Number.NEGATIVE_INFINITY;
   return {
+    async ready() {
+      if (Date.now() - answeredAt < READY_FOR_MS) return;
+      // GET /v2/keys: the smallest authenticated read QStash has; the keys themselves are not used.
+      const response = await fetch(`${settings.url.replace(/\/+$/, '')}/v2/keys`, {
+        headers: { authorization: `Bearer ${settings.token}` },
+        signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+      }).catch((cause: unknown) => {
+        throw new UpstreamError('queue', `check: ${describeCause(cause)}`, { cause });
+      });
+      await response.body?.cancel();
+      if (!response.ok) throw new UpstreamError('queue', `check: HTTP ${response.status}`);
+      answeredAt = Date.now();
+    },
     async publish(messages) {
       try {
         for (let i = 0; i < messages.length; i += BATCH) {
@@ -41,7 +66,9 @@ export function createQueue(settings: QueueSettings): Queue {
             })),
           );
         }
+        answeredAt = Date.now();
       } catch (error) {
+        answeredAt = Number.NEGATIVE_INFINITY;
         throw new UpstreamError('queue', `publish: ${describeCause(error)}`, { cause: error });
       }
     },

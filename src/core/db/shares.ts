@@ -2,27 +2,40 @@ import type { Sql } from './client.ts';
 
 export type Permission = 'query' | 'ingest';
 
+/** A share as stored: the token itself is never kept, only its hash (not returned) and first characters. */
 export interface ShareRow {
   id: string;
   collection_id: string;
-  share_token: string;
+  token_prefix: string;
   permission: Permission;
   created_at: string;
+  expires_at: string | null;
+  max_uses: number | null;
+  uses: number;
+}
+
+export interface NewShare {
+  permission: Permission;
+  tokenHash: string;
+  tokenPrefix: string;
+  expiresAt: string | null;
+  maxUses: number | null;
 }
 
 export function createShareRepo(sql: Sql) {
   return {
-    async insert(collectionId: string, createdBy: string, permission: Permission, token: string): Promise<ShareRow> {
+    async insert(collectionId: string, createdBy: string, share: NewShare): Promise<ShareRow> {
       const [row] = await sql<ShareRow[]>`
-        insert into collection_shares (collection_id, created_by, permission, share_token)
-        values (${collectionId}, ${createdBy}, ${permission}, ${token})
-        returning id, collection_id, share_token, permission, created_at`;
+        insert into collection_shares (collection_id, created_by, permission, token_hash, token_prefix, expires_at, max_uses)
+        values (${collectionId}, ${createdBy}, ${share.permission}, ${share.tokenHash}, ${share.tokenPrefix},
+                ${share.expiresAt}, ${share.maxUses})
+        returning id, collection_id, token_prefix, permission, created_at, expires_at, max_uses, uses`;
       return row as ShareRow;
     },
 
     list(collectionId: string): Promise<ShareRow[]> {
       return sql<ShareRow[]>`
-        select id, collection_id, share_token, permission, created_at
+        select id, collection_id, token_prefix, permission, created_at, expires_at, max_uses, uses
           from collection_shares where collection_id = ${collectionId}
          order by created_at, id`;
     },
@@ -33,10 +46,11 @@ export function createShareRepo(sql: Sql) {
       return rows.length > 0;
     },
 
-    async findByToken(token: string): Promise<ShareRow | undefined> {
+    /** Found whether or not it has expired or been used up: the join says which. */
+    async findByHash(tokenHash: string): Promise<ShareRow | undefined> {
       const [row] = await sql<ShareRow[]>`
-        select id, collection_id, share_token, permission, created_at
-          from collection_shares where share_token = ${token}`;
+        select id, collection_id, token_prefix, permission, created_at, expires_at, max_uses, uses
+          from collection_shares where token_hash = ${tokenHash}`;
       return row;
     },
   };

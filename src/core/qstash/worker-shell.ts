@@ -1,8 +1,10 @@
 import { Receiver } from '@upstash/qstash';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
+import { readCapped } from '../bodies.ts';
 import { connect, type Sql } from '../db/client.ts';
 import { DomainError } from '../errors.ts';
+import { MAX_QSTASH_BODY_BYTES } from '../limits.ts';
 
 export interface DeliverySettings {
   /** This worker's public URL: signatures are checked against it plus the request's path. */
@@ -61,9 +63,11 @@ type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C;
 
 /**
  * A QStash-triggered worker: health without a signature; every POST signed by QStash for this
- * URL and body (else 401, nothing done); each message route and the failure callback parse
- * their body (else 400) and run with the delivery's dependencies. Any failure is a 500, which
- * makes QStash retry; its detail names a bad setting, or says the delivery will be retried.
+ * URL and body (else 401, nothing done; a POST without the signature header is 401, and one
+ * over MAX_QSTASH_BODY_BYTES 413, before its body is read); each message route and the failure
+ * callback parse their body (else 400) and run with the delivery's dependencies. Any failure
+ * is a 500, which makes QStash retry; its detail names a bad setting, or says the delivery
+ * will be retried.
  */
 export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M>(
   worker: QStashWorker<C, D, M>,
@@ -110,23 +114,33 @@ export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: s
   return app;
 }
 
+const UNSIGNED = 'Invalid or missing QStash signature';
+const OVERSIZED = `A QStash delivery holds at most ${MAX_QSTASH_BODY_BYTES / 1024} KB`;
+
 /**
  * For every POST: a valid QStash signature for this URL and this exact body, else 401 with
- * nothing done. The verified body and the worker's settings are left in `c.var`.
+ * nothing done. Without the signature header, or declaring a body larger than any QStash
+ * message, it answers 401 or 413 before reading the body; a body that streams past the cap is
+ * 413 with no more than the cap kept. The verified body and the worker's settings are left in
+ * `c.var`.
  */
 function verifyDeliveries<C extends { HYPERDRIVE: { connectionString: string } }>(
   worker: Pick<QStashWorker<C, unknown, unknown>, 'loadConfig' | 'signing'>,
 ): MiddlewareHandler<WorkerEnv<C>> {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
+    const signature = c.req.header('upstash-signature');
+    if (!signature) return c.json({ detail: UNSIGNED }, 401);
+    if (Number(c.req.header('content-length') ?? 0) > MAX_QSTASH_BODY_BYTES) return c.json({ detail: OVERSIZED }, 413);
+    const bytes = await readCapped(c.req.raw.body, MAX_QSTASH_BODY_BYTES, 'discard');
+    if (!bytes) return c.json({ detail: OVERSIZED }, 413);
+    const body = new TextDecoder().decode(bytes);
     const config = worker.loadConfig(c.env);
     const { workerUrl, currentSigningKey, nextSigningKey } = worker.signing(config);
-    const body = await c.req.text();
     const receiver = new Receiver({ currentSigningKey, nextSigningKey });
-    const signature = c.req.header('upstash-signature');
     const url = `${workerUrl.replace(/\/+$/, '')}${new URL(c.req.url).pathname}`;
-    const valid = signature ? await receiver.verify({ signature, body, url }).catch(() => false) : false;
-    if (!valid) return c.json({ detail: 'Invalid or missing QStash signature' }, 401);
+    const valid = await receiver.verify({ signature, body, url }).catch(() => false);
+    if (!valid) return c.json({ detail: UNSIGNED }, 401);
     c.set('body', body);
     c.set('config', config);
     return next();

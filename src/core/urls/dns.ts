@@ -16,16 +16,27 @@ import {
 /** Resolves a host name to its IPv4 and IPv6 addresses; an empty list means the name does not exist. */
 export type ResolveHost = (host: string) => Promise<string[]>;
 
-export type DnsFailure = 'timeout' | 'server_error' | 'bad_response';
+/**
+ * `timeout`, `server_error` and `bad_response` are the resolver's own failure (down, slow,
+ * SERVFAIL, garbage): asking again later may well work. `cname_chain` is the name's records
+ * themselves (a loop or an absurd chain): a definite answer, like "no such name".
+ */
+export type DnsFailure = 'timeout' | 'server_error' | 'bad_response' | 'cname_chain';
 
-/** The resolver could not give an answer (as opposed to answering "no such name"). */
+/** The resolver could not give an answer (as opposed to answering "no such name"). The message is for logs. */
 export class DnsError extends Error {
   constructor(
     readonly reason: DnsFailure,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'DnsError';
+  }
+
+  /** Worth retrying: the resolver failed, not the name. */
+  get transient(): boolean {
+    return this.reason !== 'cname_chain';
   }
 }
 
@@ -62,7 +73,7 @@ export function createResolver(dohUrl: string, fetchImpl: typeof fetch = fetch, 
       if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
         throw new DnsError('timeout', `The DNS resolver did not answer within ${timeoutMs / 1000} s`);
       }
-      throw new DnsError('server_error', `The DNS resolver could not be reached: ${String(error)}`);
+      throw new DnsError('server_error', `The DNS resolver could not be reached: ${String(error)}`, { cause: error });
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -106,7 +117,7 @@ export function createResolver(dohUrl: string, fetchImpl: typeof fetch = fetch, 
       if (chain.size === 1 || end === undefined) return [];
       name = end;
     }
-    throw new DnsError('bad_response', `The CNAME chain for ${host} is longer than ${MAX_CNAME_HOPS}`);
+    throw new DnsError('cname_chain', `The CNAME chain for ${host} is longer than ${MAX_CNAME_HOPS}`);
   }
 
   return async (host) => {

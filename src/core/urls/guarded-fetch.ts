@@ -1,3 +1,4 @@
+import { readCapped } from '../bodies.ts';
 import { checkUrl, DnsError, type ResolveHost } from './dns.ts';
 import type { UrlVerdict } from './url-policy.ts';
 
@@ -21,15 +22,23 @@ export class FetchRefused extends Error {
   }
 }
 
-/** The remote side (or DNS) did not deliver a page. The message is meant for the job's error_message. */
+/**
+ * The remote side (or DNS) did not deliver a page. The message may carry a transport detail, so
+ * it is for logs; the ingest worker words the job's error_message by `reason`.
+ */
 export class FetchFailed extends Error {
+  /** Our resolver failed, not the URL: the same fetch may well work a little later. */
+  readonly transient: boolean;
+
   constructor(
     readonly reason: FetchFailure,
     message: string,
     readonly status?: number,
+    options?: { cause?: unknown; transient?: boolean },
   ) {
-    super(message);
+    super(message, { cause: options?.cause });
     this.name = 'FetchFailed';
+    this.transient = options?.transient ?? false;
   }
 }
 
@@ -110,7 +119,7 @@ async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSigna
       await response.body?.cancel();
       throw new FetchFailed('http_status', `The URL could not be reached (HTTP ${response.status})`, response.status);
     }
-    const bytes = await readCapped(response, opts.maxBytes).catch((error: unknown) => {
+    const bytes = await readPage(response, opts.maxBytes).catch((error: unknown) => {
       if (error instanceof FetchRefused || signal.aborted) throw error;
       throw new FetchFailed('unreachable', 'The connection was lost while the page was downloading');
     });
@@ -123,7 +132,12 @@ async function allowedUrl(raw: string, isRedirect: boolean, opts: GuardedFetchOp
   try {
     verdict = await checkUrl(raw, { resolve: opts.resolve, trustedOrigins: opts.trustedOrigins });
   } catch (error) {
-    if (error instanceof DnsError) throw new FetchFailed('dns_failed', `The host name could not be looked up: ${error.message}`);
+    if (error instanceof DnsError) {
+      throw new FetchFailed('dns_failed', `The host name could not be looked up: ${error.message}`, undefined, {
+        cause: error,
+        transient: error.transient,
+      });
+    }
     throw error;
   }
   if (verdict.ok) return verdict.url;
@@ -136,35 +150,16 @@ async function allowedUrl(raw: string, isRedirect: boolean, opts: GuardedFetchOp
   );
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+/** Content-Length may be absent (chunked) or describe the compressed body, so the running count bounds memory. */
+async function readPage(response: Response, maxBytes: number): Promise<Uint8Array> {
   const tooLarge = () => new FetchRefused('too_large', `The page is larger than ${formatBytes(maxBytes)}`);
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
     throw tooLarge();
   }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    // Content-Length may be absent (chunked) or describe the compressed body, so the
-    // running count of decoded bytes is what actually bounds memory.
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = await readCapped(response.body, maxBytes);
+  if (!bytes) throw tooLarge();
   return bytes;
 }
 

@@ -1,45 +1,14 @@
-import { strToU8, type Zippable, zipSync } from 'fflate';
+import { strToU8, zipSync } from 'fflate';
 import { encode as encodeJpeg } from 'jpeg-js';
 import { describe, expect, it } from 'vitest';
 import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
 import { encodePng } from '../../../workers/ingest/src/parsers/png.ts';
 import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
-import type { Block, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { formatKind, formatNumber, MAX_CELLS, parseXlsx } from '../../../workers/ingest/src/parsers/xlsx.ts';
 import { fixture } from '../../support/documents.ts';
+import { docx, NS, pack, rels, xlsx } from '../../support/ooxml-files.ts';
 import { failure } from '../../support/parsing.ts';
-
-const NS = {
-  w: 'http://schemas.openxmlformats.org/wordprocessingml/2006/main',
-  r: 'http://schemas.openxmlformats.org/officeDocument/2006/relationships',
-  a: 'http://schemas.openxmlformats.org/drawingml/2006/main',
-  p: 'http://schemas.openxmlformats.org/presentationml/2006/main',
-  x: 'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
-  rel: 'http://schemas.openxmlformats.org/package/2006/relationships',
-  mc: 'http://schemas.openxmlformats.org/markup-compatibility/2006',
-};
-const REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-const MAIN_TYPE = {
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml',
-};
-
-function rels(list: [id: string, type: string, target: string][]): string {
-  return `<Relationships xmlns="${NS.rel}">${list.map(([id, type, target]) => `<Relationship Id="${id}" Type="${REL}/${type}" Target="${target}"/>`).join('')}</Relationships>`;
-}
-
-/** A minimal Office package: content types, the package relationship, and the given parts. */
-function pack(kind: keyof typeof MAIN_TYPE, main: string, parts: Record<string, string | Uint8Array>): Uint8Array {
-  const files: Zippable = {
-    '[Content_Types].xml': strToU8(
-      `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/${main}" ContentType="${MAIN_TYPE[kind]}"/></Types>`,
-    ),
-    '_rels/.rels': strToU8(rels([['rId1', 'officeDocument', main]])),
-  };
-  for (const [name, content] of Object.entries(parts)) files[name] = typeof content === 'string' ? strToU8(content) : content;
-  return zipSync(files);
-}
 
 function png(width: number, height: number): Uint8Array {
   return encodePng(new Uint8Array(width * height * 3).fill(200), width, height, 3);
@@ -77,34 +46,12 @@ const texts = (doc: ParsedDocument, kind?: Block['kind']) =>
 
 // ---------------------------------------------------------------------------------------------
 
-const STYLES = `<w:styles xmlns:w="${NS.w}">
-  <w:docDefaults><w:rPrDefault><w:rPr><w:sz w:val="22"/></w:rPr></w:rPrDefault></w:docDefaults>
-  <w:style w:type="paragraph" w:default="1" w:styleId="Standard"><w:name w:val="Normal"/></w:style>
-  <w:style w:type="paragraph" w:styleId="Titel"><w:name w:val="Title"/></w:style>
-  <w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/><w:basedOn w:val="Standard"/></w:style>
-  <w:style w:type="paragraph" w:styleId="berschrift2"><w:name w:val="heading 2"/></w:style>
-  <w:style w:type="paragraph" w:styleId="MyChapter"><w:name w:val="My Chapter"/><w:basedOn w:val="berschrift2"/></w:style>
-  <w:style w:type="paragraph" w:styleId="Aufzhlung"><w:name w:val="List Bullet"/></w:style>
-</w:styles>`;
-
 const p = (text: string, props = '') =>
   `<w:p>${props ? `<w:pPr>${props}</w:pPr>` : ''}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
 const styled = (style: string, text: string) => p(text, `<w:pStyle w:val="${style}"/>`);
 const cell = (text: string, props = '') => `<w:tc>${props ? `<w:tcPr>${props}</w:tcPr>` : ''}${p(text)}</w:tc>`;
 const image = (rId: string) =>
   `<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><a:graphic xmlns:a="${NS.a}"><a:graphicData><pic:pic xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:blipFill><a:blip r:embed="${rId}"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`;
-
-function docx(
-  body: string,
-  extra: { parts?: Record<string, string | Uint8Array>; rels?: [string, string, string][]; prolog?: string } = {},
-) {
-  return pack('docx', 'word/document.xml', {
-    'word/document.xml': `<?xml version="1.0" encoding="UTF-8"?>${extra.prolog ?? ''}<w:document xmlns:w="${NS.w}" xmlns:r="${NS.r}" xmlns:mc="${NS.mc}"><w:body>${body}</w:body></w:document>`,
-    'word/_rels/document.xml.rels': rels([['rIdStyles', 'styles', 'styles.xml'], ...(extra.rels ?? [])]),
-    'word/styles.xml': STYLES,
-    ...extra.parts,
-  });
-}
 
 describe('parseDocx', () => {
   it('reads the handbook fixture with its hand-made headings', () => {
@@ -226,7 +173,7 @@ describe('parseDocx', () => {
       relList.push([`rIdI${i}`, 'image', `media/i${i}.png`]);
       body += image(`rIdI${i}`);
     }
-    const doc = parseDocx(docx(body + p('x'), { parts, rels: relList }), { minImageSide: 64, maxImages: 2 });
+    const doc = parseDocx(docx(body + p('x'), { parts, rels: relList }), { ...DEFAULT_PARSE_LIMITS, maxImages: 2 });
     expect(doc.images.map((i) => i.width)).toEqual([70, 71]);
     expect(doc.warnings).toEqual(['2 more images were not described (at most 2 per document)']);
   });
@@ -341,29 +288,6 @@ describe('parsePptx', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-
-function xlsx(
-  sheets: { name: string; rows: string; part?: string }[],
-  extra: { sharedStrings?: string[]; styles?: string; date1904?: boolean } = {},
-) {
-  const parts: Record<string, string> = {
-    'xl/workbook.xml': `<workbook xmlns="${NS.x}" xmlns:r="${NS.r}"><workbookPr${extra.date1904 ? ' date1904="1"' : ''}/><sheets>${sheets
-      .map((s, i) => `<sheet name="${s.name}" sheetId="${i + 1}" r:id="rIdS${i}"/>`)
-      .join('')}</sheets></workbook>`,
-    'xl/_rels/workbook.xml.rels': rels([
-      ...sheets.map((s, i): [string, string, string] => [`rIdS${i}`, 'worksheet', s.part ?? `worksheets/sheet${i + 1}.xml`]),
-      ['rIdSS', 'sharedStrings', 'sharedStrings.xml'],
-      ['rIdSt', 'styles', 'styles.xml'],
-    ]),
-    'xl/sharedStrings.xml': `<sst xmlns="${NS.x}">${(extra.sharedStrings ?? []).map((s) => `<si><t>${s}</t></si>`).join('')}</sst>`,
-    'xl/styles.xml': extra.styles ?? `<styleSheet xmlns="${NS.x}"><cellXfs><xf numFmtId="0"/></cellXfs></styleSheet>`,
-  };
-  sheets.forEach((s, i) => {
-    parts[`xl/${s.part ?? `worksheets/sheet${i + 1}.xml`}`] =
-      `<worksheet xmlns="${NS.x}"><sheetData>${s.rows}</sheetData></worksheet>`;
-  });
-  return pack('xlsx', 'xl/workbook.xml', parts);
-}
 
 describe('parseXlsx', () => {
   it('reads the Vodafone workbook with section titles and header context', () => {

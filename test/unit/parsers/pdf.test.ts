@@ -3,7 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parsePdf } from '../../../workers/ingest/src/parsers/pdf.ts';
-import type { Block, ExtractedImage, ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
+import {
+  type Block,
+  DEFAULT_PARSE_LIMITS,
+  type ExtractedImage,
+  type ParsedDocument,
+} from '../../../workers/ingest/src/parsers/types.ts';
 import { DOCS_DIR, fixture } from '../../support/documents.ts';
 import { rejection } from '../../support/parsing.ts';
 import { seededBytes } from '../../support/seeded-random.ts';
@@ -11,7 +16,7 @@ import { seededBytes } from '../../support/seeded-random.ts';
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PDF_MODULE = fileURLToPath(new URL('../../../workers/ingest/src/parsers/pdf.ts', import.meta.url));
 const execFileAsync = promisify(execFile);
-const LIMITS = { minImageSide: 64, maxImages: 50 };
+const LIMITS = DEFAULT_PARSE_LIMITS;
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 function pageText(doc: ParsedDocument, page: number): string {
@@ -317,11 +322,11 @@ describe('parsePdf on generated PDFs', () => {
     expect(all.images.map((im) => im.page)).toEqual([1, 3, 4]);
     expect(all.warnings).toEqual([]);
 
-    const limited = await parsePdf(buildPdf(pages), { minImageSide: 64, maxImages: 2 });
+    const limited = await parsePdf(buildPdf(pages), { ...LIMITS, maxImages: 2 });
     expect(limited.images.map((im) => im.page)).toEqual([1, 3]);
     expect(limited.warnings).toEqual(['Only the first 2 images were kept; 1 more figure was skipped']);
 
-    const noSmall = await parsePdf(buildPdf(pages), { minImageSide: 71, maxImages: 50 });
+    const noSmall = await parsePdf(buildPdf(pages), { ...LIMITS, minImageSide: 71 });
     expect(noSmall.images).toEqual([]);
   });
 

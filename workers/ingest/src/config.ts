@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSettings, SharedSettings } from '#core/config.ts';
+import { MAX_DOCUMENT_CHARS, MAX_DOCUMENT_CHUNKS, MAX_PDF_PAGES } from '#core/limits.ts';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -13,6 +14,11 @@ const IngestSettings = z.object({
   VISION_MODEL: z.string().min(1).default('gpt-4o-mini'),
   /** Text chunks embedded and upserted per QStash message. */
   INGEST_BATCH_SIZE: positiveInt(32),
+  /** What one document may yield (src/core/limits.ts says why); past either, it ends `partial`. */
+  INGEST_MAX_DOCUMENT_CHARS: positiveInt(MAX_DOCUMENT_CHARS),
+  INGEST_MAX_DOCUMENT_CHUNKS: positiveInt(MAX_DOCUMENT_CHUNKS),
+  /** Pages of a PDF read at most; a warning names the rest. */
+  INGEST_MAX_PDF_PAGES: positiveInt(MAX_PDF_PAGES),
 });
 
 export type IngestConfig = z.infer<typeof IngestSettings>;

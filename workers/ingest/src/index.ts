@@ -29,6 +29,11 @@ export default createQStashWorker({
       db: createPipelineDb(sql),
       workerUrl: config.INGEST_WORKER_URL,
       batchSize: config.INGEST_BATCH_SIZE,
+      budget: {
+        maxChars: config.INGEST_MAX_DOCUMENT_CHARS,
+        maxChunks: config.INGEST_MAX_DOCUMENT_CHUNKS,
+        maxPages: config.INGEST_MAX_PDF_PAGES,
+      },
       fetchUrl: (url) =>
         guardedFetch(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS, maxBytes: MAX_DOCUMENT_BYTES }),
     };

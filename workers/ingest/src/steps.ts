@@ -1,32 +1,33 @@
 import { TERMINAL } from '#core/db/ingest-pipeline.ts';
 import type { IngestMessage } from '#core/messages/ingest.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
-import { ParseError } from './parsers/types.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete } from './pipeline/finish.ts';
+import { failureDetail, JOB_MESSAGES, sortFailure } from './pipeline/job-messages.ts';
 
 /**
  * Runs one delivered step. Returning means "done, do not retry"; throwing makes
- * QStash retry. A document that cannot be ingested (ParseError) fails its job at once.
+ * QStash retry. A document that cannot be ingested (ParseError) or a URL that is refused
+ * fails its job at once; a DNS outage is retried like any other passing failure.
  */
 export async function runStep(deps: PipelineDeps, message: IngestMessage, attempt: Attempt): Promise<void> {
   const job = await deps.db.job(message.job_id);
   // Gone (collection or user deleted) or already finished: nothing to do.
   if (!job || TERMINAL.includes(job.status)) return;
   const document = job.document;
-  if (!document) return failJob(deps, job.id, null, 'The document was deleted before it was processed');
+  if (!document) return failJob(deps, job.id, null, JOB_MESSAGES.deleted);
   const current = { ...job, document };
 
   if (message.step === 'extract') {
     try {
       await extract(deps, current, message.from_page);
     } catch (error) {
-      if (error instanceof ParseError) return failJob(deps, job.id, document, error.message);
-      if (attempt.final)
-        return failJob(deps, job.id, document, 'The document could not be processed: the worker failed repeatedly');
-      throw error;
+      const failure = sortFailure(error, attempt);
+      if (failure.retry) throw error;
+      console.error(`job ${job.id}: extract failed for good: ${failureDetail(error)}`);
+      return failJob(deps, job.id, document, failure.message);
     }
     return;
   }
@@ -38,7 +39,7 @@ export async function recordFailedStep(deps: PipelineDeps, message: IngestMessag
   const job = await deps.db.job(message.job_id);
   if (!job || TERMINAL.includes(job.status)) return;
   if (message.step === 'extract' || !job.document) {
-    return failJob(deps, job.id, job.document, 'The document could not be processed: the worker failed repeatedly');
+    return failJob(deps, job.id, job.document, JOB_MESSAGES.workerFailed);
   }
   await deps.db.markFailed(
     job.document.id,

@@ -1,7 +1,7 @@
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import type { Block } from '../parsers/types.ts';
 import type { Chunk } from './chunk.ts';
-import { ChunkBuilder } from './chunk-builder.ts';
+import { ChunkBuilder, ChunksFull } from './chunk-builder.ts';
 import { placeBlocks } from './placed-blocks.ts';
 
 export interface ChunkOptions {
@@ -9,6 +9,8 @@ export interface ChunkOptions {
   chunkSize: number;
   /** Characters of trailing whole sentences repeated at the start of the next chunk. */
   overlap?: number;
+  /** Chunks at most; the document's text past the last of them is not chunked. */
+  maxChunks?: number;
 }
 
 /** 15% of the chunk: room for one or two sentences of context across a cut. */
@@ -41,25 +43,35 @@ function resolveOptions(options: ChunkOptions): { chunkSize: number; overlap: nu
  * characters), within the size limit. Output is deterministic for the same input.
  */
 export function chunkBlocks(blocks: readonly Block[], options: ChunkOptions): Chunk[] {
+  return chunkDocument(blocks, options).chunks;
+}
+
+/** `chunkBlocks`, and whether `maxChunks` cut the document short. */
+export function chunkDocument(blocks: readonly Block[], options: ChunkOptions): { chunks: Chunk[]; truncated: boolean } {
   const { chunkSize, overlap } = resolveOptions(options);
   const placed = placeBlocks(blocks);
-  const builder = new ChunkBuilder(placed, chunkSize, overlap);
-  let index = 0;
-  while (index < placed.length) {
-    const block = placed[index];
-    if (!block) break;
-    if (block.kind === 'heading') {
-      builder.addHeading(index);
-      index++;
-    } else if (block.kind === 'table_row') {
-      let end = index + 1;
-      while (placed[end]?.kind === 'table_row' && placed[end]?.table === block.table) end++;
-      builder.addTable(index, end);
-      index = end;
-    } else {
-      builder.addText(index);
-      index++;
+  const builder = new ChunkBuilder(placed, chunkSize, overlap, options.maxChunks);
+  try {
+    let index = 0;
+    while (index < placed.length) {
+      const block = placed[index];
+      if (!block) break;
+      if (block.kind === 'heading') {
+        builder.addHeading(index);
+        index++;
+      } else if (block.kind === 'table_row') {
+        let end = index + 1;
+        while (placed[end]?.kind === 'table_row' && placed[end]?.table === block.table) end++;
+        builder.addTable(index, end);
+        index = end;
+      } else {
+        builder.addText(index);
+        index++;
+      }
     }
+    return { chunks: builder.finish(), truncated: false };
+  } catch (error) {
+    if (!(error instanceof ChunksFull)) throw error;
+    return { chunks: builder.made(), truncated: true };
   }
-  return builder.finish();
 }

@@ -30,8 +30,15 @@ export class ChunkBuilder {
     private readonly blocks: readonly PlacedBlock[],
     private readonly chunkSize: number,
     private readonly overlap: number,
+    /** Chunks at most: the one past it is not made, and ChunksFull stops the building. */
+    private readonly maxChunks = Number.POSITIVE_INFINITY,
   ) {
     this.tiny = Math.min(200, Math.floor(chunkSize / 5));
+  }
+
+  /** The chunks made so far (all of them once `finish` has run). */
+  made(): Chunk[] {
+    return this.chunks;
   }
 
   addHeading(index: number): void {
@@ -261,11 +268,22 @@ export class ChunkBuilder {
     return previous ? this.separatorBetween(previous, piece) : '';
   }
 
-  /** Adjacent spans of one block rejoin as they were (a space, or nothing after a hard cut); blocks are separate lines. */
+  /**
+   * Adjacent spans of one block rejoin as they were (a space, or nothing after a hard cut), as do
+   * the parts of a block that was cut for length; blocks are separate lines.
+   */
   private separatorBetween(previous: Piece, piece: Piece): string {
     if (previous.block === piece.block && previous.end <= piece.start) {
       const gap = this.blockOf(piece).text.slice(previous.end, piece.start);
       if (gap.trim() === '') return gap;
+    }
+    if (
+      piece.block === previous.block + 1 &&
+      this.blockOf(piece).continues &&
+      piece.start === 0 &&
+      previous.end === this.blockOf(previous).text.length
+    ) {
+      return ' ';
     }
     return '\n';
   }
@@ -299,6 +317,7 @@ export class ChunkBuilder {
   private emit(pieces: readonly Piece[]): void {
     const first = pieces[0];
     if (!first) return;
+    if (this.chunks.length >= this.maxChunks) throw new ChunksFull();
     let text = '';
     pieces.forEach((piece, i) => {
       const previous = pieces[i - 1];
@@ -322,5 +341,13 @@ export class ChunkBuilder {
     const headings = (blocks.find((block) => block.kind !== 'heading') ?? this.blockOf(first)).headings;
     if (headings.length > 0) metadata.headings = [...headings];
     this.chunks.push({ index: this.chunks.length, text, metadata });
+  }
+}
+
+/** Thrown when a document would make more than its budget of chunks; `chunkDocument` catches it. */
+export class ChunksFull extends Error {
+  constructor() {
+    super('the document has more chunks than its budget');
+    this.name = 'ChunksFull';
   }
 }

@@ -12,7 +12,16 @@ export interface PlacedBlock {
   table?: number;
   /** The table's first row, repeated as a header when a table continues into a new chunk. */
   tableHeader?: number;
+  /** The text goes on from the block before: both are parts of one long block, cut at a space. */
+  continues?: boolean;
 }
+
+/**
+ * A block longer than this is placed as several, cut at spaces: the chunker splits a block into
+ * sentences, and the sentences of a 16-million-character paragraph would not fit the isolate.
+ * Far above the largest chunk, so only such walls of text are cut.
+ */
+export const MAX_BLOCK_CHARS = 64 * 1024;
 
 /** The blocks with text, in order, each with its heading path and table. */
 export function placeBlocks(blocks: readonly Block[]): PlacedBlock[] {
@@ -42,8 +51,27 @@ export function placeBlocks(blocks: readonly Block[]): PlacedBlock[] {
       placedBlock.table = table;
       placedBlock.tableHeader = tableHeader;
     }
-    placed.push(placedBlock);
+    const parts = text.length > MAX_BLOCK_CHARS ? cutAtSpaces(text, MAX_BLOCK_CHARS) : [text];
+    parts.forEach((part, i) => {
+      placed.push(i === 0 ? { ...placedBlock, text: part } : { ...placedBlock, text: part, continues: true });
+    });
     previous = placedBlock;
   }
   return placed;
+}
+
+/** Pieces of at most `size` characters, cut at the last space before the limit (the space dropped). */
+function cutAtSpaces(text: string, size: number): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  while (text.length - start > size) {
+    const space = text.lastIndexOf(' ', start + size);
+    let end = space > start ? space : start + size;
+    // A hard cut never leaves half of a surrogate pair on either side.
+    if (space <= start && /[\ud800-\udbff]/.test(text[end - 1] ?? '')) end--;
+    parts.push(text.slice(start, end));
+    start = space > start ? space + 1 : end;
+  }
+  parts.push(text.slice(start));
+  return parts;
 }

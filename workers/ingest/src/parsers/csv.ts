@@ -1,6 +1,7 @@
+import { ParseBudget } from './budget.ts';
 import { SheetRows } from './table-rows.ts';
 import { decodeTextFile, truncationWarning } from './text.ts';
-import { type ParsedDocument, ParseError } from './types.ts';
+import { DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 
 /**
  * CSV as spreadsheet programs write it: any common encoding (UTF-8 with or without BOM,
@@ -13,29 +14,41 @@ export type CsvDelimiter = (typeof CSV_DELIMITERS)[number];
 
 /** Cells read before the rest of the file is dropped with a warning (as for XLSX). */
 export const MAX_CSV_CELLS = 200_000;
+/** Fields kept of one record, as many as a spreadsheet has columns; the rest are skipped unread. */
+export const MAX_CSV_FIELDS = 16_384;
 
 const SAMPLE_CHARS = 64 * 1024;
 const SAMPLE_RECORDS = 50;
 
-export function parseCsv(bytes: Uint8Array): ParsedDocument {
+export function parseCsv(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
   const { text, truncated } = decodeTextFile(bytes, true);
   if (text.trim() === '') throw new ParseError('empty', 'The document is empty');
   const delimiter = detectDelimiter(text);
-  const rows = new SheetRows({}, 1);
+  const budget = new ParseBudget(limits);
+  const rows = new SheetRows(budget, {}, 1);
   const warnings = truncated ? [truncationWarning()] : [];
+  const fields = { max: MAX_CSV_FIELDS, cut: false };
   let cells = 0;
   let index = 0;
-  for (const record of csvRecords(text, delimiter)) {
-    cells += record.filter((c) => c.trim() !== '').length;
-    if (cells > MAX_CSV_CELLS) {
-      warnings.push(`The file has more than ${MAX_CSV_CELLS} cells; only the first ${MAX_CSV_CELLS} were read`);
-      break;
+  budget.until(() => {
+    for (const record of csvRecords(text, delimiter, fields)) {
+      const row: [number, string][] = [];
+      record.forEach((field, column) => {
+        if (field.trim() !== '') row.push([column, field]);
+      });
+      cells += row.length;
+      if (cells > MAX_CSV_CELLS) {
+        warnings.push(`The file has more than ${MAX_CSV_CELLS} cells; only the first ${MAX_CSV_CELLS} were read`);
+        break;
+      }
+      rows.row(index++, row);
     }
-    rows.row(index++, record);
-  }
+  });
+  if (fields.cut)
+    warnings.push(`A record has more than ${MAX_CSV_FIELDS} fields; only the first ${MAX_CSV_FIELDS} of each were read`);
   const blocks = rows.finish();
   if (blocks.length === 0) throw new ParseError('empty', 'The document is empty');
-  return { blocks, images: [], warnings };
+  return budget.finish({ blocks, images: [], warnings });
 }
 
 /**
@@ -74,8 +87,16 @@ export function detectDelimiter(text: string): CsvDelimiter {
   return best.delimiter;
 }
 
-/** RFC 4180 records; lenient where files are not (a stray quote inside a bare field is kept as text). */
-export function* csvRecords(text: string, delimiter: string): Generator<string[]> {
+/**
+ * RFC 4180 records; lenient where files are not (a stray quote inside a bare field is kept as text).
+ * A record keeps at most `fields.max` fields: the rest are scanned past without being kept, and
+ * `fields.cut` says so.
+ */
+export function* csvRecords(
+  text: string,
+  delimiter: string,
+  fields: { max: number; cut: boolean } = { max: Number.POSITIVE_INFINITY, cut: false },
+): Generator<string[]> {
   const d = delimiter.charCodeAt(0);
   const n = text.length;
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
@@ -103,29 +124,22 @@ export function* csvRecords(text: string, delimiter: string): Generator<string[]
           }
         }
         // Anything between the closing quote and the delimiter is kept, as spreadsheets do.
-        while (i < n) {
-          const c = text.charCodeAt(i);
-          if (c === d || c === 10 || c === 13) break;
-          field += text[i];
-          i++;
-        }
+        const tail = fieldEnd(text, i, d);
+        field += text.slice(i, tail);
+        i = tail;
       } else {
-        let j = i;
-        while (j < n) {
-          const c = text.charCodeAt(j);
-          if (c === d || c === 10 || c === 13) break;
-          j++;
-        }
+        const j = fieldEnd(text, i, d);
         field = text.slice(i, j);
         i = j;
       }
-      record.push(field);
+      if (record.length < fields.max) record.push(field);
+      else fields.cut = true;
       if (i >= n) break;
       const c = text.charCodeAt(i);
       if (c === d) {
         i++;
         // A delimiter at the very end still opens an (empty) last field.
-        if (i >= n) record.push('');
+        if (i >= n && record.length < fields.max) record.push('');
         if (i >= n) break;
         continue;
       }
@@ -135,4 +149,15 @@ export function* csvRecords(text: string, delimiter: string): Generator<string[]
     }
     yield record;
   }
+}
+
+/** Where an unquoted stretch of a field ends: at the delimiter, a line break or the end. */
+function fieldEnd(text: string, from: number, delimiter: number): number {
+  let j = from;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c === delimiter || c === 10 || c === 13) break;
+    j++;
+  }
+  return j;
 }

@@ -1,3 +1,4 @@
+import { ParseBudget } from './budget.ts';
 import { collectInline, emptyInline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
 import { ImageCollector, isRelType, openPackage, type Relationship } from './ooxml.ts';
@@ -21,15 +22,17 @@ interface Context {
   page: number | null;
   /** Which breaks count: Word's rendered ones when present, else the explicit ones. */
   rendered: boolean;
+  budget: ParseBudget;
 }
 
 export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
-  const pkg = openPackage(bytes, 'docx');
+  const budget = new ParseBudget(limits);
+  const pkg = openPackage(bytes, 'docx', budget);
   const xml = pkg.xml(pkg.main);
   if (xml === null) throw new ParseError('corrupt', 'The file is not a valid Word document');
   const rels = pkg.rels(pkg.main);
   const rendered = xml.includes('lastRenderedPageBreak');
-  const paged = rendered || /<w:br [^>]*w:type="page"|<w:pageBreakBefore/.test(xml);
+  const paged = rendered || /<w:br [^<>]*w:type="page"|<w:pageBreakBefore/.test(xml);
   const ctx: Context = {
     rels,
     styles: readStyles(pkg, rels),
@@ -37,32 +40,38 @@ export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
     blocks: [],
     page: paged ? 1 : null,
     rendered,
+    budget,
   };
 
-  forEachElement(
-    xml,
-    (_name, path) => path[path.length - 1] === 'w:body',
-    (el) => bodyElement(el, ctx),
-  );
-  const pageCount = ctx.page ?? undefined;
-  for (const type of ['footnotes', 'endnotes']) {
-    const rel = [...rels.values()].find((r) => isRelType(r, type) && !r.external);
-    const notes = rel ? pkg.tree(rel.target) : null;
-    if (!notes) continue;
-    ctx.page = null;
-    for (const note of [...children(notes, 'w:footnote'), ...children(notes, 'w:endnote')]) {
-      // Separators and continuation notices are layout, not content.
-      if (note.attrs['w:type'] && note.attrs['w:type'] !== 'normal') continue;
-      for (const el of note.children) if (typeof el !== 'string') bodyElement(el, ctx);
+  let pageCount: number | undefined;
+  budget.until(() => {
+    forEachElement(
+      xml,
+      (_name, path) => path[path.length - 1] === 'w:body',
+      (el) => bodyElement(el, ctx),
+      budget,
+    );
+    pageCount = ctx.page ?? undefined;
+    for (const type of ['footnotes', 'endnotes']) {
+      const rel = [...rels.values()].find((r) => isRelType(r, type) && !r.external);
+      const notes = rel ? pkg.tree(rel.target) : null;
+      if (!notes) continue;
+      ctx.page = null;
+      for (const note of [...children(notes, 'w:footnote'), ...children(notes, 'w:endnote')]) {
+        // Separators and continuation notices are layout, not content.
+        if (note.attrs['w:type'] && note.attrs['w:type'] !== 'normal') continue;
+        for (const el of note.children) if (typeof el !== 'string') bodyElement(el, ctx);
+      }
     }
-  }
+  });
+  pageCount ??= ctx.page ?? undefined;
 
-  return {
+  return budget.finish({
     blocks: ctx.blocks,
     images: ctx.images.images,
     warnings: ctx.images.warnings(),
     ...(pageCount ? { pageCount } : {}),
-  };
+  });
 }
 
 function bodyElement(el: XmlElement, ctx: Context): void {
@@ -97,14 +106,16 @@ function paragraph(el: XmlElement, ctx: Context): void {
     .replace(/[ \t\u00a0]+/g, ' ')
     .replace(/ *\n */g, '\n')
     .trim();
-  if (text !== '') {
+  // Cut to what the budget has left: one huge paragraph is kept in part, not lost.
+  const kept = text === '' ? '' : ctx.budget.take(text);
+  if (kept !== '') {
     const styleId = props && child(props, 'w:pStyle')?.attrs['w:val'];
-    const level = headingLevel(styleId, props, ctx.styles) ?? lookedLikeHeading(text, acc, styleId, ctx.styles);
+    const level = headingLevel(styleId, props, ctx.styles) ?? lookedLikeHeading(kept, acc, styleId, ctx.styles);
     const listed = level === undefined && isListItem(styleId, props, ctx.styles);
     const kind: Block['kind'] = level !== undefined ? 'heading' : listed ? 'list_item' : 'paragraph';
     ctx.blocks.push({
       kind,
-      text: kind === 'heading' ? text.replace(/\s+/g, ' ') : text,
+      text: kind === 'heading' ? kept.replace(/\s+/g, ' ') : kept,
       ...(level !== undefined ? { level } : {}),
       ...(page !== undefined ? { page } : {}),
     });
@@ -171,7 +182,7 @@ function table(el: XmlElement, ctx: Context): void {
     grid.push(values);
     pages.push(page);
   }
-  ctx.blocks.push(...gridBlocks(grid, (i) => (pages[i] !== undefined ? { page: pages[i] } : {})));
+  ctx.blocks.push(...gridBlocks(grid, ctx.budget, (i) => (pages[i] !== undefined ? { page: pages[i] } : {})));
 }
 
 // Content controls and custom XML may wrap a table's rows, or a row's cells.

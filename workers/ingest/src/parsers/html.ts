@@ -2,7 +2,23 @@ import { Readability } from '@mozilla/readability';
 // The `worker` build is linkedom pre-bundled as plain ESM: the default entry reaches
 // `require('canvas')`, which neither workerd nor the bundler can satisfy.
 import { parseHTML } from 'linkedom/worker';
-import { type Block, type ParsedDocument, ParseError } from './types.ts';
+import { ParseBudget } from './budget.ts';
+import {
+  BLOCK_LEVEL,
+  CHROME,
+  collapse,
+  type DomDocument,
+  type DomElement,
+  type DomNode,
+  HEADINGS,
+  isElement,
+  PARAGRAPHS,
+  plainTextBlocks,
+  SKIPPED,
+  TEXT_NODE,
+  withinShape,
+} from './html-dom.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 
 /**
  * Web pages → blocks. Readability (Firefox Reader View) picks the article out of the
@@ -12,119 +28,87 @@ import { type Block, type ParsedDocument, ParseError } from './types.ts';
 /** linkedom builds a DOM of roughly ten times the page's size; past this a 128 MB worker is at risk. */
 export const MAX_HTML_BYTES = 5 * 1024 * 1024;
 
-// The few DOM members used here. Workers' type library has no DOM, and linkedom's
-// types lean on it, so this file states what it relies on.
-interface DomNode {
-  nodeType: number;
-  nodeValue: string | null;
-  childNodes: ArrayLike<DomNode>;
-  textContent: string | null;
-}
-interface DomElement extends DomNode {
-  localName: string;
-  hasAttribute(name: string): boolean;
-  querySelector(selector: string): DomElement | null;
-}
-interface DomDocument {
-  title: string;
-  body: DomElement | null;
-  documentElement: DomElement | null;
-  querySelector(selector: string): DomElement | null;
-}
-
-const TEXT_NODE = 3;
-const ELEMENT_NODE = 1;
-
-/** Never text a reader sees. */
-const SKIPPED = new Set([
-  'script',
-  'style',
-  'noscript',
-  'template',
-  'svg',
-  'math',
-  'canvas',
-  'iframe',
-  'object',
-  'embed',
-  'head',
-  'button',
-  'select',
-  'input',
-  'textarea',
-]);
-/** Page chrome, dropped when Readability found no article and the whole body is read. */
-const CHROME = new Set(['nav', 'header', 'footer', 'aside', 'form', 'dialog']);
-const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
-/** Elements whose own text is one paragraph. */
-const PARAGRAPHS = new Set(['p', 'dt', 'dd', 'figcaption', 'caption', 'summary', 'address', 'legend']);
-/** Elements that start a new block; inline elements inside them join the surrounding text. */
-const BLOCK_LEVEL = new Set([
-  ...HEADINGS,
-  ...PARAGRAPHS,
-  ...CHROME,
-  'div',
-  'section',
-  'article',
-  'main',
-  'body',
-  'blockquote',
-  'pre',
-  'ul',
-  'ol',
-  'li',
-  'dl',
-  'table',
-  'thead',
-  'tbody',
-  'tfoot',
-  'tr',
-  'td',
-  'th',
-  'figure',
-  'details',
-  'fieldset',
-  'hr',
-  'center',
-]);
+/**
+ * Readability is given pages up to this size and depth; larger ones are read by structure
+ * without it, and pages deeper than the structured reading's own limit as plain text.
+ */
+export const MAX_READABILITY_NODES = 30_000;
+export const MAX_READABILITY_DEPTH = 64;
+const MAX_STRUCTURE_DEPTH = 256;
 
 /**
  * `contentTypeHeader` is the response's Content-Type, for its charset. The page's URL
  * is taken for parity with how pages are fetched but not needed: links are not kept,
  * so nothing has to be resolved against it.
  */
-export function parseHtml(bytes: Uint8Array, contentTypeHeader: string | null, _url: string): ParsedDocument {
+export function parseHtml(
+  bytes: Uint8Array,
+  contentTypeHeader: string | null,
+  _url: string,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): ParsedDocument {
   if (bytes.byteLength > MAX_HTML_BYTES) {
     throw new ParseError('too_large', `The page is larger than ${MAX_HTML_BYTES / 1024 / 1024} MB of HTML`);
   }
   const warnings: string[] = [];
+  const budget = new ParseBudget(limits);
   const html = asFullDocument(decodeHtml(bytes, contentTypeHeader, warnings));
-
-  // Readability rewrites the document it reads, so the fallback gets its own copy.
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
-  const firstH1 = collapse(document.querySelector('h1')?.textContent ?? '');
-  let article: ReturnType<Readability<DomElement>['parse']> = null;
-  try {
-    article = new Readability<DomElement>(document as never, { serializer: (node) => node as unknown as DomElement }).parse();
-  } catch {
-    // A page Readability cannot cope with is still read, through the fallback below.
-  }
-
-  let blocks = article?.content ? blocksOf(article.content, false) : [];
-  if (!blocks.some((b) => b.kind !== 'heading')) {
-    const fresh = (parseHTML(html) as unknown as { document: DomDocument }).document;
-    const root = fresh.body ?? fresh.documentElement;
-    blocks = root ? blocksOf(root, true) : [];
-    if (!blocks.length && root) blocks = blocksOf(root, false);
-  }
+  const root = document.body ?? document.documentElement;
+  const blocks: Block[] = [];
+  let title = '';
+  budget.until(() => {
+    if (!root) return;
+    if (!withinShape(root, Number.POSITIVE_INFINITY, MAX_STRUCTURE_DEPTH)) {
+      plainTextBlocks(root, budget, blocks);
+      return;
+    }
+    // Taken before Readability, which rewrites the document it reads.
+    const firstH1 = collapse(document.querySelector('h1')?.textContent ?? '');
+    const pageTitle = collapse(document.title ?? '');
+    if (!withinShape(root, MAX_READABILITY_NODES, MAX_READABILITY_DEPTH)) {
+      blocks.push(...bodyBlocks(root, budget));
+      title = chooseTitle(pageTitle, firstH1);
+      return;
+    }
+    const article = readArticle(document, html, budget);
+    blocks.push(...article.blocks);
+    title = chooseTitle(collapse(article.title ?? pageTitle), firstH1);
+  });
   if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');
 
-  const title = chooseTitle(collapse(article?.title ?? document.title ?? ''), firstH1);
   const first = blocks[0];
   // Readability demotes the article's <h1> to <h2>; the title is the document's level 1.
   if (first?.kind === 'heading' && first.text === title) first.level = 1;
   else if (title) blocks.unshift({ kind: 'heading', text: title, level: 1 });
-  return { blocks, images: [], warnings };
+  return budget.finish({ blocks, images: [], warnings });
+}
+
+/** The whole body by structure, without its chrome (or with it, when nothing else is left). */
+function bodyBlocks(root: DomElement, budget: ParseBudget): Block[] {
+  const blocks = blocksOf(root, true, budget);
+  return blocks.length ? blocks : blocksOf(root, false, budget);
+}
+
+/** Readability's article, or the body when it finds none; and the article's title. */
+function readArticle(document: DomDocument, html: string, budget: ParseBudget): { blocks: Block[]; title?: string } {
+  let article: ReturnType<Readability<DomElement>['parse']> = null;
+  try {
+    article = new Readability<DomElement>(document as never, {
+      serializer: (node) => node as unknown as DomElement,
+      maxElemsToParse: MAX_READABILITY_NODES,
+    }).parse();
+  } catch {
+    // A page Readability cannot cope with is still read, through the fallback below.
+  }
+  let blocks = article?.content ? blocksOf(article.content, false, budget) : [];
+  if (!blocks.some((b) => b.kind !== 'heading')) {
+    // Readability rewrote the document it read, so the fallback gets its own copy.
+    const fresh = (parseHTML(html) as unknown as { document: DomDocument }).document;
+    const root = fresh.body ?? fresh.documentElement;
+    blocks = root ? bodyBlocks(root, budget) : [];
+  }
+  return { blocks, ...(article?.title ? { title: article.title } : {}) };
 }
 
 /**
@@ -134,7 +118,8 @@ export function parseHtml(bytes: Uint8Array, contentTypeHeader: string | null, _
  */
 function asFullDocument(html: string): string {
   if (/<html[\s>]/i.test(html) && /<body[\s>]/i.test(html)) return html;
-  const inner = html.replace(/<!doctype[^>]*>|<\/?html\b[^>]*>/gi, '');
+  // [^<>]: a tag's scan stops at the next one, so a page of unclosed tags is not quadratic.
+  const inner = html.replace(/<!doctype[^<>]*>|<\/?html\b[^<>]*>/gi, '');
   if (/<body[\s>]/i.test(inner)) return `<!DOCTYPE html><html>${inner}</html>`;
   const headEnd = /<\/head\s*>/i.exec(inner);
   const split = headEnd ? headEnd.index + headEnd[0].length : 0;
@@ -153,25 +138,30 @@ function chooseTitle(title: string, firstH1: string): string {
   return a.includes(b) || b.includes(a) ? firstH1 : title;
 }
 
-function blocksOf(root: DomElement, dropChrome: boolean): Block[] {
+function blocksOf(root: DomElement, dropChrome: boolean, budget: ParseBudget): Block[] {
   const blocks: Block[] = [];
+  const blockInside = new Map<DomElement, boolean>();
   let inline = '';
+  const keep = (block: Block) => {
+    const text = block.text ? budget.take(block.text) : '';
+    if (text) blocks.push({ ...block, text });
+  };
   const flush = () => {
-    const text = collapse(inline);
-    if (text) blocks.push({ kind: 'paragraph', text });
+    keep({ kind: 'paragraph', text: collapse(inline) });
     inline = '';
   };
   const push = (block: Block) => {
     flush();
-    if (block.text) blocks.push(block);
+    keep(block);
   };
 
   const visit = (node: DomNode) => {
+    budget.work();
     if (node.nodeType === TEXT_NODE) {
       inline += node.nodeValue ?? '';
       return;
     }
-    if (node.nodeType !== ELEMENT_NODE) return;
+    if (!isElement(node)) return;
     const element = node as DomElement;
     const tag = element.localName.toLowerCase();
     if (SKIPPED.has(tag) || element.hasAttribute('hidden')) return;
@@ -180,7 +170,7 @@ function blocksOf(root: DomElement, dropChrome: boolean): Block[] {
     if (tag === 'pre') return push({ kind: 'paragraph', text: preformatted(element.textContent ?? '') });
     if (tag === 'table') {
       flush();
-      blocks.push(...tableRows(element));
+      for (const row of tableRows(element)) keep(row);
       return;
     }
     if (tag === 'li') {
@@ -191,12 +181,13 @@ function blocksOf(root: DomElement, dropChrome: boolean): Block[] {
       }
       return;
     }
-    if (PARAGRAPHS.has(tag) && !hasBlockChild(element)) return push({ kind: 'paragraph', text: collapse(textOf(element)) });
+    if (PARAGRAPHS.has(tag) && !hasBlockChild(element, blockInside))
+      return push({ kind: 'paragraph', text: collapse(textOf(element)) });
     if (tag === 'br') {
       inline += '\n';
       return;
     }
-    if (BLOCK_LEVEL.has(tag) || hasBlockChild(element)) {
+    if (BLOCK_LEVEL.has(tag) || hasBlockChild(element, blockInside)) {
       flush();
       for (const child of Array.from(element.childNodes)) visit(child);
       flush();
@@ -267,26 +258,26 @@ function textOf(element: DomElement, exclude: readonly string[] = []): string {
   return text;
 }
 
-function hasBlockChild(element: DomElement): boolean {
-  return Array.from(element.childNodes).some(
-    (child) => isElement(child) && (BLOCK_LEVEL.has(child.localName.toLowerCase()) || hasBlockChild(child)),
-  );
-}
-
-function isElement(node: DomNode): node is DomElement {
-  return node.nodeType === ELEMENT_NODE;
-}
-
-function collapse(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+/** Whether a block-level element is inside; remembered per element, so nested paragraphs are not searched again and again. */
+function hasBlockChild(element: DomElement, seen: Map<DomElement, boolean>): boolean {
+  let found = seen.get(element);
+  if (found === undefined) {
+    found = Array.from(element.childNodes).some(
+      (child) => isElement(child) && (BLOCK_LEVEL.has(child.localName.toLowerCase()) || hasBlockChild(child, seen)),
+    );
+    seen.set(element, found);
+  }
+  return found;
 }
 
 function preformatted(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n')
-    .replace(/^\n+|\n+$/g, '');
+  const lines = text.split('\n').map((line) => line.trimEnd());
+  // Blank lines at either end go; done by hand, as `\n+$` retries from every newline of a long run.
+  let start = 0;
+  let end = lines.length;
+  while (start < end && lines[start] === '') start++;
+  while (end > start && lines[end - 1] === '') end--;
+  return lines.slice(start, end).join('\n');
 }
 
 /**

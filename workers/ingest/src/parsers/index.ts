@@ -1,4 +1,5 @@
 import type { DocType } from '#core/documents/detect-type.ts';
+import { BudgetSpent } from './budget.ts';
 import { parseCsv } from './csv.ts';
 import { parseDocx } from './docx.ts';
 import { parseHtml } from './html.ts';
@@ -20,6 +21,7 @@ export interface DocumentSource {
 }
 
 const UNREADABLE = 'The file could not be read: it may be corrupt';
+const TOO_COMPLEX = 'The file is too large or too complex to be read';
 
 class CallerFailure extends Error {
   constructor(override readonly cause: unknown) {
@@ -47,6 +49,8 @@ export async function parseDocument(
     doc = await dispatch(type, bytes, limits, { ...source, onImage: handOver });
   } catch (error) {
     if (error instanceof ParseError) throw error;
+    // The budget ran out before the parser reached any content (in a package's own parts, say).
+    if (error instanceof BudgetSpent) throw new ParseError('too_large', TOO_COMPLEX);
     // The caller's own failure (storing an image) is not the document's fault: let it retry.
     if (error instanceof CallerFailure) throw error.cause;
     throw new ParseError('corrupt', UNREADABLE);
@@ -72,12 +76,12 @@ function dispatch(
     case 'xlsx':
       return parseXlsx(bytes, limits);
     case 'csv':
-      return parseCsv(bytes);
+      return parseCsv(bytes, limits);
     case 'txt':
     case 'md':
-      return parseText(bytes, type);
+      return parseText(bytes, type, limits);
     case 'html':
-      return parseHtml(bytes, source.contentType ?? null, source.url ?? '');
+      return parseHtml(bytes, source.contentType ?? null, source.url ?? '', limits);
     default:
       throw new ParseError('unsupported', 'This file type is not supported');
   }

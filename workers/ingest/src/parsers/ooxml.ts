@@ -1,6 +1,7 @@
 import { indexOfBytes } from '#core/bytes.ts';
 import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/documents/detect-type.ts';
 import { openZip, type ZipArchive } from '#core/documents/zip.ts';
+import type { ParseBudget } from './budget.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
@@ -50,8 +51,8 @@ export function isRelType(rel: Relationship, name: string): boolean {
   return rel.type.endsWith(`/${name}`);
 }
 
-/** Opens an Office package and checks it is the expected kind. */
-export function openPackage(bytes: Uint8Array, type: OoxmlType): OoxmlPackage {
+/** Opens an Office package and checks it is the expected kind; every part read counts against `budget`. */
+export function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBudget): OoxmlPackage {
   refuseCompoundFile(bytes, type);
   const zip = openZip(bytes);
   const xml = (part: string): string | null => {
@@ -60,7 +61,7 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType): OoxmlPackage {
   };
   const tree = (part: string): XmlElement | null => {
     const text = xml(part);
-    return text === null ? null : parseXml(text);
+    return text === null ? null : parseXml(text, budget);
   };
   const relsCache = new Map<string, Map<string, Relationship>>();
   const rels = (part: string): Map<string, Relationship> => {

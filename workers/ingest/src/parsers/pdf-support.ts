@@ -28,6 +28,16 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
 }
 
+/**
+ * Why a page (or its images) could not be read, in words for the job's message: a timeout is
+ * ours to explain, while pdf.js's own exception text goes to the log only.
+ */
+export function pageFailure(error: unknown, what: string): string {
+  if (error instanceof TimeoutError) return 'reading it took too long';
+  console.warn(`pdf: ${what} failed: ${messageOf(error)}`);
+  return 'it is damaged or uses a feature that is not supported';
+}
+
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

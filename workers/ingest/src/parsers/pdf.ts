@@ -1,8 +1,9 @@
 import { getResolvedPDFJS } from 'unpdf';
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from 'unpdf/pdfjs';
+import { ParseBudget } from './budget.ts';
 import { assignHeadingLevels, type PendingBlock, resolveHyphenBreaks } from './pdf-blocks.ts';
 import { type ImageBudget, MAX_DECODED_IMAGE_PIXELS, type OperatorList, pageImages } from './pdf-images.ts';
-import { type Matrix, messageOf, type Pdfjs, plural, TimeoutError, withTimeout } from './pdf-support.ts';
+import { type Matrix, messageOf, type Pdfjs, pageFailure, plural, TimeoutError, withTimeout } from './pdf-support.ts';
 import { pageText } from './pdf-text.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 
@@ -88,6 +89,8 @@ function openError(error: unknown): ParseError {
 interface PageResult {
   blocks: PendingBlock[];
   images: ExtractedImage[];
+  /** Text items on the page: the steps its reading took. */
+  items: number;
 }
 
 async function parseDocument(
@@ -98,10 +101,16 @@ async function parseDocument(
 ): Promise<ParsedDocument> {
   const pageCount = pdf.numPages;
   if (pageCount < 1) throw new ParseError('empty', 'The PDF has no pages');
+  // Pages past limits.maxPages are not read; the range that reaches the cap says so.
+  const readable = Math.min(pageCount, limits.maxPages);
   const first = Math.max(1, opts.pages?.first ?? 1);
-  const last = Math.min(pageCount, opts.pages?.last ?? pageCount);
-  const whole = first === 1 && last === pageCount;
+  const last = Math.min(readable, opts.pages?.last ?? pageCount);
+  const whole = first === 1 && last === readable;
   const warnings: string[] = [];
+  if (readable < pageCount && first <= readable && last === readable) {
+    warnings.push(`Only the first ${readable} of the PDF's ${pageCount} pages were read`);
+  }
+  const docBudget = new ParseBudget(limits);
   const blocks: PendingBlock[] = [];
   const images: ExtractedImage[] = [];
   const budget: ImageBudget = { limits, kept: 0, skippedFigures: 0, skippedScans: 0, seen: new Set() };
@@ -109,36 +118,47 @@ async function parseDocument(
   let failedPages = 0;
   let imageCount = 0;
 
-  for (let pageNumber = first; pageNumber <= last; pageNumber++) {
-    let page: PDFPageProxy | undefined;
-    let found: ExtractedImage[] = [];
-    try {
-      const result = await withTimeout(
-        (async () => {
-          page = await pdf.getPage(pageNumber);
-          return parsePage(pdfjs, page, pageNumber, budget, fonts, warnings);
-        })(),
-        opts.pageTimeoutMs,
-        `reading page ${pageNumber}`,
-      );
-      blocks.push(...result.blocks);
-      found = result.images;
-    } catch (error) {
-      failedPages++;
-      warnings.push(`Page ${pageNumber} could not be read: ${messageOf(error)}`);
-    } finally {
-      // Drops the page's decoded images and operator list; the next page starts from a clean slate.
+  await docBudget.untilAsync(async () => {
+    for (let pageNumber = first; pageNumber <= last; pageNumber++) {
+      let page: PDFPageProxy | undefined;
+      let found: ExtractedImage[] = [];
+      let read: PendingBlock[] = [];
+      let items = 0;
       try {
-        page?.cleanup();
-      } catch {
-        // A page still busy after a timeout keeps its resources until the document is destroyed.
+        const result = await withTimeout(
+          (async () => {
+            page = await pdf.getPage(pageNumber);
+            return parsePage(pdfjs, page, pageNumber, budget, fonts, warnings);
+          })(),
+          opts.pageTimeoutMs,
+          `reading page ${pageNumber}`,
+        );
+        read = result.blocks;
+        found = result.images;
+        items = result.items;
+      } catch (error) {
+        failedPages++;
+        warnings.push(`Page ${pageNumber} could not be read: ${pageFailure(error, `page ${pageNumber}`)}`);
+      } finally {
+        // Drops the page's decoded images and operator list; the next page starts from a clean slate.
+        try {
+          page?.cleanup();
+        } catch {
+          // A page still busy after a timeout keeps its resources until the document is destroyed.
+        }
       }
+      // Outside the page's try: a failure to take an image (storage down) is the caller's, not the page's.
+      imageCount += found.length;
+      if (opts.onImage) for (const image of found) await opts.onImage(image);
+      else images.push(...found);
+      // The page's text counts against the document's budget; what does not fit is cut, and reading stops.
+      for (const block of read) {
+        block.text = docBudget.take(block.text);
+        if (block.text !== '') blocks.push(block);
+      }
+      docBudget.work(items);
     }
-    // Outside the page's try: a failure to take an image (storage down) is the caller's, not the page's.
-    imageCount += found.length;
-    if (opts.onImage) for (const image of found) await opts.onImage(image);
-    else images.push(...found);
-  }
+  });
 
   if (budget.skippedFigures > 0) {
     warnings.push(
@@ -152,13 +172,13 @@ async function parseDocument(
   }
 
   if (blocks.length === 0 && imageCount === 0 && whole) {
-    if (failedPages === pageCount) {
+    if (failedPages === readable) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }
     throw new ParseError('empty', 'The PDF contains no readable text or images');
   }
 
-  return { blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)), images, warnings, pageCount };
+  return docBudget.finish({ blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)), images, warnings, pageCount });
 }
 
 async function parsePage(
@@ -175,7 +195,7 @@ async function parsePage(
   try {
     operators = await page.getOperatorList();
   } catch (error) {
-    warnings.push(`Images on page ${pageNumber} could not be read: ${messageOf(error)}`);
+    warnings.push(`Images on page ${pageNumber} could not be read: ${pageFailure(error, `images of page ${pageNumber}`)}`);
   }
 
   const viewport = page.getViewport({ scale: 1 });
@@ -183,7 +203,7 @@ async function parsePage(
   const text = pageText(content, viewport.transform as Matrix, isBold, pageNumber);
 
   const images = operators ? await pageImages(pdfjs, page, operators, pageNumber, text.visibleChars, budget, warnings) : [];
-  return { blocks: text.blocks, images };
+  return { blocks: text.blocks, images, items: content.items.length };
 }
 
 function fontIsBold(page: PDFPageProxy, fontName: string, cache: Map<string, boolean>): boolean {

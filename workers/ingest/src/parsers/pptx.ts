@@ -1,3 +1,4 @@
+import { ParseBudget } from './budget.ts';
 import { ImageCollector, isRelType, type OoxmlPackage, openPackage, type Relationship } from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -17,10 +18,12 @@ interface SlideContext {
   images: ImageCollector;
   blocks: Block[];
   page: number;
+  budget: ParseBudget;
 }
 
 export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
-  const pkg = openPackage(bytes, 'pptx');
+  const budget = new ParseBudget(limits);
+  const pkg = openPackage(bytes, 'pptx', budget);
   const presentation = pkg.tree(pkg.main);
   if (!presentation) throw new ParseError('corrupt', 'The file is not a valid PowerPoint presentation');
   const rels = pkg.rels(pkg.main);
@@ -37,19 +40,26 @@ export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
   }
   const images = new ImageCollector(pkg, limits);
   const blocks: Block[] = [];
-  slideParts.forEach((part, i) => {
-    const slide = pkg.tree(part);
-    if (!slide) {
-      warnings.push(`Slide ${i + 1} is missing from the file`);
-      return;
-    }
-    const ctx: SlideContext = { rels: pkg.rels(part), images, blocks, page: i + 1 };
-    const tree = path(slide, 'p:cSld', 'p:spTree');
-    if (tree) shapes(tree, ctx, true);
-    notes(pkg, ctx);
+  budget.until(() => {
+    slideParts.forEach((part, i) => {
+      const slide = pkg.tree(part);
+      if (!slide) {
+        warnings.push(`Slide ${i + 1} is missing from the file`);
+        return;
+      }
+      const ctx: SlideContext = { rels: pkg.rels(part), images, blocks, page: i + 1, budget };
+      const tree = path(slide, 'p:cSld', 'p:spTree');
+      if (tree) shapes(tree, ctx, true);
+      notes(pkg, ctx);
+    });
   });
 
-  return { blocks, images: images.images, warnings: [...warnings, ...images.warnings()], pageCount: slideParts.length };
+  return budget.finish({
+    blocks,
+    images: images.images,
+    warnings: [...warnings, ...images.warnings()],
+    pageCount: slideParts.length,
+  });
 }
 
 /** Shapes in order, the slide's title first (it names the slide, wherever it sits in the tree). */
@@ -101,13 +111,13 @@ function shape(sp: XmlElement, ctx: SlideContext): void {
       .join(' ')
       .replace(/\s+/g, ' ')
       .trim();
-    if (text !== '') ctx.blocks.push({ kind: 'heading', text, level: 1, page: ctx.page });
+    if (text !== '') ctx.blocks.push({ kind: 'heading', text: ctx.budget.take(text), level: 1, page: ctx.page });
     return;
   }
   for (const p of paragraphs(body)) {
     const text = p.text.trim();
     if (text === '') continue;
-    ctx.blocks.push({ kind: p.bulleted ? 'list_item' : 'paragraph', text, page: ctx.page });
+    ctx.blocks.push({ kind: p.bulleted ? 'list_item' : 'paragraph', text: ctx.budget.take(text), page: ctx.page });
   }
 }
 
@@ -150,7 +160,7 @@ function table(tbl: XmlElement, ctx: SlideContext): void {
     }
     grid.push(row);
   }
-  ctx.blocks.push(...gridBlocks(grid, () => ({ page: ctx.page })));
+  ctx.blocks.push(...gridBlocks(grid, ctx.budget, () => ({ page: ctx.page })));
 }
 
 function notes(pkg: OoxmlPackage, ctx: SlideContext): void {
@@ -166,5 +176,5 @@ function notes(pkg: OoxmlPackage, ctx: SlideContext): void {
     })
     .filter((t) => t !== '')
     .join('\n');
-  if (text !== '') ctx.blocks.push({ kind: 'paragraph', text: `Speaker notes: ${text}`, page: ctx.page });
+  if (text !== '') ctx.blocks.push({ kind: 'paragraph', text: ctx.budget.take(`Speaker notes: ${text}`), page: ctx.page });
 }

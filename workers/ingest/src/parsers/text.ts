@@ -1,12 +1,11 @@
 import { decodeAs, detectTextEncoding, fewControls, type TextEncoding } from '#core/documents/text-encoding.ts';
-import { gridBlocks } from './table-rows.ts';
-import type { Block, ParsedDocument } from './types.ts';
-import { ParseError } from './types.ts';
+import { ParseBudget } from './budget.ts';
+import { markdownBlocks } from './markdown.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 
 /**
  * Plain text and Markdown. Text must really be text: valid UTF-8 (or UTF-16 with a BOM)
- * without the control characters of binary data. Markdown keeps its structure: headings,
- * list items, tables as header-keyed rows; fenced code stays verbatim as a paragraph.
+ * without the control characters of binary data. Markdown keeps its structure (markdown.ts).
  */
 
 /** Text past this many bytes is not read (a warning says so): a worker has 128 MB. */
@@ -68,135 +67,26 @@ export function truncationWarning(): string {
   return `Only the first ${MAX_TEXT_BYTES / 1024 / 1024} MB of the file were read`;
 }
 
-export function parseText(bytes: Uint8Array, kind: 'txt' | 'md'): ParsedDocument {
+export function parseText(bytes: Uint8Array, kind: 'txt' | 'md', limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
   const { text, truncated } = decodeTextFile(bytes, false);
   if (text.trim() === '') throw new ParseError('empty', 'The document is empty');
-  const blocks = kind === 'md' ? markdownBlocks(text) : plainBlocks(text);
+  const budget = new ParseBudget(limits);
+  const blocks: Block[] = [];
+  budget.until(() => (kind === 'md' ? markdownBlocks(text, budget, blocks) : plainBlocks(text, budget, blocks)));
   if (blocks.length === 0) throw new ParseError('empty', 'The document is empty');
-  return { blocks, images: [], warnings: truncated ? [truncationWarning()] : [] };
+  return budget.finish({ blocks, images: [], warnings: truncated ? [truncationWarning()] : [] });
 }
 
 /** Paragraphs are separated by blank lines; line breaks inside one are kept. */
-function plainBlocks(text: string): Block[] {
-  const blocks: Block[] = [];
+function plainBlocks(text: string, budget: ParseBudget, blocks: Block[]): void {
   for (const chunk of text.split(/\r?\n[ \t\f\v]*(?:\r?\n[ \t\f\v]*)+|\r[ \t]*\r/)) {
+    budget.work();
     const paragraph = chunk
       .split(/\r\n|\r|\n/)
       .map((l) => l.trimEnd())
       .join('\n')
       .trim();
-    if (paragraph !== '') blocks.push({ kind: 'paragraph', text: paragraph });
+    const kept = paragraph === '' ? '' : budget.take(paragraph);
+    if (kept !== '') blocks.push({ kind: 'paragraph', text: kept });
   }
-  return blocks;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Markdown
-
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const THEMATIC = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
-const LIST = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
-const QUOTE = /^ {0,3}> ?/;
-const TABLE_DELIMITER = /^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
-
-/** Inline markup that adds nothing to the words: links keep their text, images their alt text. */
-export function stripInline(text: string): string {
-  return text
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
-    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
-    .replace(/`+([^`]+?)`+/g, '$1')
-    .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, '$1')
-    .trim();
-}
-
-function splitRow(line: string): string[] {
-  const trimmed = line
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/(?<!\\)\|$/, '');
-  return trimmed.split(/(?<!\\)\|/).map((c) => stripInline(c.replace(/\\\|/g, '|')));
-}
-
-function markdownBlocks(text: string): Block[] {
-  const lines = text.split(/\r\n|\r|\n/);
-  const blocks: Block[] = [];
-  let open: { kind: 'paragraph' | 'list_item'; lines: string[] } | null = null;
-  const flush = () => {
-    if (open) {
-      const joined = stripInline(open.lines.map((l) => l.trim()).join(' '));
-      if (joined !== '') blocks.push({ kind: open.kind, text: joined });
-    }
-    open = null;
-  };
-
-  let i = 0;
-  // YAML front matter: metadata such as a title, kept as one paragraph.
-  if (/^---[ \t]*$/.test(lines[0] ?? '')) {
-    const end = lines.findIndex((l, j) => j > 0 && j < 200 && /^(---|\.\.\.)[ \t]*$/.test(l));
-    if (end > 0) {
-      const meta = lines.slice(1, end).join('\n').trim();
-      if (meta !== '') blocks.push({ kind: 'paragraph', text: meta });
-      i = end + 1;
-    }
-  }
-
-  for (; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (line.trim() === '') {
-      flush();
-      continue;
-    }
-    const fence = FENCE.exec(line);
-    if (fence) {
-      flush();
-      const marker = fence[1]!;
-      const closing = new RegExp(`^ {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}[ \\t]*$`);
-      const code: string[] = [];
-      for (i++; i < lines.length && !closing.test(lines[i]!); i++) code.push(lines[i]!);
-      const body = code.join('\n').trim();
-      if (body !== '') blocks.push({ kind: 'paragraph', text: body });
-      continue;
-    }
-    const atx = ATX.exec(line);
-    if (atx) {
-      flush();
-      const title = stripInline(atx[2] ?? '');
-      if (title !== '') blocks.push({ kind: 'heading', text: title, level: atx[1]!.length });
-      continue;
-    }
-    const current = open as { kind: 'paragraph' | 'list_item'; lines: string[] } | null;
-    if (current?.kind === 'paragraph' && /^ {0,3}(=+|-+)[ \t]*$/.test(line)) {
-      // Setext heading: the paragraph above is its text.
-      const title = stripInline(current.lines.map((l) => l.trim()).join(' '));
-      open = null;
-      if (title !== '') blocks.push({ kind: 'heading', text: title, level: line.trim().startsWith('=') ? 1 : 2 });
-      continue;
-    }
-    if (THEMATIC.test(line)) {
-      flush();
-      continue;
-    }
-    if (line.includes('|') && TABLE_DELIMITER.test(lines[i + 1] ?? '') && (lines[i + 1] ?? '').includes('-')) {
-      flush();
-      const rows = [splitRow(line)];
-      for (i += 2; i < lines.length && lines[i]!.includes('|') && lines[i]!.trim() !== ''; i++) rows.push(splitRow(lines[i]!));
-      i--;
-      blocks.push(...gridBlocks(rows));
-      continue;
-    }
-    const item = LIST.exec(line);
-    if (item) {
-      flush();
-      open = { kind: 'list_item', lines: [item[1]!] };
-      continue;
-    }
-    const content = line.replace(QUOTE, '');
-    if (open) open.lines.push(content);
-    else open = { kind: 'paragraph', lines: [content] };
-  }
-  flush();
-  return blocks;
 }

@@ -1,3 +1,5 @@
+import { MAX_DOCUMENT_CHARS, MAX_PDF_PAGES } from '#core/limits.ts';
+
 /**
  * What every parser returns: the document's text as ordered blocks that keep their
  * place (page, slide, sheet) and heading context, plus the images worth describing.
@@ -32,17 +34,40 @@ export interface ParsedDocument {
   warnings: string[];
   /** Pages, slides or sheets in the document, when the format has them. */
   pageCount?: number;
+  /** The document's budget ran out: nothing after the stop was read (a PDF's later pages neither). */
+  truncated?: boolean;
 }
 
 // Thrown by the ZIP reader in core too, so it lives there.
 export { ParseError, type ParseFailure } from '#core/documents/parse-error.ts';
 
-/** Limits every parser honours, so one bad file cannot exhaust a 128 MB worker. */
+/** Limits every parser honours, so one bad file cannot exhaust a 128 MB worker or hold it for minutes. */
 export interface ParseLimits {
   /** Images smaller than this on either side are decorative (icons, rules) and skipped. */
   minImageSide: number;
   /** At most this many images per document; the rest are reported in warnings. */
   maxImages: number;
+  /** Characters of text the document may yield, each repetition counted (see ParseBudget). */
+  maxChars: number;
+  /** Of those, the characters earlier steps already read (a PDF's earlier page ranges). */
+  charsBefore?: number;
+  /** Steps of work (tags, rows, lines, text items) the parser may take before it stops. */
+  maxSteps: number;
+  /** Pages of a PDF read at most. */
+  maxPages: number;
 }
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { minImageSide: 64, maxImages: 50 };
+/**
+ * Steps one document may take. A step is one XML tag, sheet row, text line, CSV record or PDF
+ * text item; a real document needs a few million at most (a 200,000-cell workbook about 1.5
+ * million), and ten million take a few seconds of CPU.
+ */
+export const MAX_PARSE_STEPS = 10_000_000;
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  minImageSide: 64,
+  maxImages: 50,
+  maxChars: MAX_DOCUMENT_CHARS,
+  maxSteps: MAX_PARSE_STEPS,
+  maxPages: MAX_PDF_PAGES,
+};

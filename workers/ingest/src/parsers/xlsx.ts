@@ -1,3 +1,4 @@
+import { ParseBudget } from './budget.ts';
 import { ImageCollector, isRelType, type OoxmlPackage, openPackage, type Relationship } from './ooxml.ts';
 import { SheetRows } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -6,7 +7,8 @@ import { child, children, descendants, forEachElement, path, textContent, type X
 /**
  * XLSX: sheets in workbook order, each a heading (its name) followed by one block per
  * non-empty row keyed by the sheet's header row. Values are shown as a reader sees them:
- * shared and inline strings, numbers, booleans, and dates as ISO 8601.
+ * shared and inline strings, numbers, booleans, and dates as ISO 8601. Rows are kept sparse,
+ * and every cell's text counts against the document's budget, each time a shared string is used.
  */
 
 /** Cells read across the whole workbook before the rest is dropped with a warning. */
@@ -14,6 +16,7 @@ export const MAX_CELLS = 200_000;
 // Merged ranges larger than this are not spread into every covered cell.
 const MAX_MERGE_AREA = 1_000;
 const MAX_MERGES = 10_000;
+const MAX_COLUMN = 16_383;
 
 interface Workbook {
   sharedStrings: string[];
@@ -25,14 +28,15 @@ interface Workbook {
 type NumberKind = 'number' | 'date' | 'time' | 'datetime' | 'percent';
 
 export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
-  const pkg = openPackage(bytes, 'xlsx');
+  const budget = new ParseBudget(limits);
+  const pkg = openPackage(bytes, 'xlsx', budget);
   const workbookXml = pkg.tree(pkg.main);
   if (!workbookXml) throw new ParseError('corrupt', 'The file is not a valid Excel workbook');
   const rels = pkg.rels(pkg.main);
   const relOf = (type: string) => [...rels.values()].find((r) => isRelType(r, type) && !r.external);
   const pr = child(workbookXml, 'x:workbookPr');
   const workbook: Workbook = {
-    sharedStrings: readSharedStrings(pkg, relOf('sharedStrings')),
+    sharedStrings: readSharedStrings(pkg, relOf('sharedStrings'), budget),
     formats: readFormats(pkg, relOf('styles')),
     date1904: pr?.attrs.date1904 === '1' || pr?.attrs.date1904 === 'true',
   };
@@ -40,32 +44,49 @@ export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
   const images = new ImageCollector(pkg, limits);
   const blocks: Block[] = [];
   const warnings: string[] = [];
-  const budget = { cells: MAX_CELLS, exhausted: false };
+  const cellCap = { cells: MAX_CELLS, exhausted: false };
   const sheets = children(child(workbookXml, 'x:sheets') ?? workbookXml, 'x:sheet');
-  sheets.forEach((sheet, i) => {
-    const name = sheet.attrs.name ?? `Sheet ${i + 1}`;
-    const page = i + 1;
-    const rel = rels.get(sheet.attrs['r:id'] ?? '');
-    // Chart sheets and dialog sheets hold no cells.
-    if (!rel || rel.external || !isRelType(rel, 'worksheet')) return;
-    if (budget.exhausted) return;
-    const xml = pkg.xml(rel.target);
-    if (xml === null) {
-      warnings.push(`Sheet "${name}" is missing from the file`);
-      return;
-    }
-    const rows = new SheetRows({ page, sheet: name });
-    readSheet(xml, workbook, rows, budget);
-    const sheetBlocks = rows.finish();
-    if (sheetBlocks.length > 0) blocks.push({ kind: 'heading', text: name, level: 1, page, sheet: name }, ...sheetBlocks);
-    sheetImages(pkg, rel.target, images, page);
+  budget.until(() => {
+    sheets.forEach((sheet, i) => {
+      const name = sheet.attrs.name ?? `Sheet ${i + 1}`;
+      const page = i + 1;
+      const rel = rels.get(sheet.attrs['r:id'] ?? '');
+      // Chart sheets and dialog sheets hold no cells.
+      if (!rel || rel.external || !isRelType(rel, 'worksheet')) return;
+      if (cellCap.exhausted) return;
+      const xml = pkg.xml(rel.target);
+      if (xml === null) {
+        warnings.push(`Sheet "${name}" is missing from the file`);
+        return;
+      }
+      const rows = new SheetRows(budget, { page, sheet: name });
+      try {
+        readSheet(xml, workbook, rows, cellCap, budget);
+      } finally {
+        // What was read before a stop is kept: the rows, under their sheet's name.
+        const sheetBlocks = rows.finish();
+        if (sheetBlocks.length > 0) blocks.push({ kind: 'heading', text: name, level: 1, page, sheet: name }, ...sheetBlocks);
+      }
+      sheetImages(pkg, rel.target, images, page);
+    });
   });
-  if (budget.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
+  if (cellCap.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
 
-  return { blocks, images: images.images, warnings: [...warnings, ...images.warnings()], pageCount: sheets.length };
+  return budget.finish({
+    blocks,
+    images: images.images,
+    warnings: [...warnings, ...images.warnings()],
+    pageCount: sheets.length,
+  });
 }
 
-function readSheet(xml: string, workbook: Workbook, rows: SheetRows, budget: { cells: number; exhausted: boolean }): void {
+function readSheet(
+  xml: string,
+  workbook: Workbook,
+  rows: SheetRows,
+  cellCap: { cells: number; exhausted: boolean },
+  budget: ParseBudget,
+): void {
   const merges = readMerges(xml);
   let nextRow = 0;
   const stop = new Error('cell budget exhausted');
@@ -83,29 +104,31 @@ function readSheet(xml: string, workbook: Workbook, rows: SheetRows, budget: { c
         const index = Number.parseInt(row.attrs.r ?? '', 10) - 1;
         const rowIndex = Number.isFinite(index) && index >= 0 ? index : nextRow;
         nextRow = rowIndex + 1;
-        const values: string[] = [];
+        const cells = new Map<number, string>();
         let column = 0;
+        let ordered = true;
         for (const c of children(row, 'x:c')) {
           const ref = c.attrs.r ? parseRef(c.attrs.r) : null;
+          if (ref && ref.column < column) ordered = false;
           column = ref ? ref.column : column;
-          if (column > 16_384) break;
+          if (column > MAX_COLUMN) break;
           const value = cellValue(c, workbook);
           if (value !== '') {
-            if (--budget.cells < 0) {
-              budget.exhausted = true;
+            if (--cellCap.cells < 0) {
+              cellCap.exhausted = true;
               // Stop scanning: the rest of a huge sheet is not worth the CPU.
               throw stop;
             }
-            values[column] = value;
+            cells.set(column, value);
           }
           column++;
         }
-        merges.fill(rowIndex, values);
-        rows.row(
-          rowIndex,
-          Array.from(values, (v) => v ?? ''),
-        );
+        if (merges.fill(rowIndex, cells, budget)) ordered = false;
+        const entries = [...cells];
+        if (!ordered) entries.sort((a, b) => a[0] - b[0]);
+        rows.row(rowIndex, entries);
       },
+      budget,
     );
   }
 }
@@ -190,12 +213,16 @@ const BUILTIN_KINDS: Record<number, NumberKind> = {
 for (const id of [27, 28, 29, 30, 31, 34, 35, 36, 50, 51, 52, 53, 54, 57, 58]) BUILTIN_KINDS[id] = 'date';
 for (const id of [32, 33, 55, 56]) BUILTIN_KINDS[id] = 'time';
 
+// Excel's own limit on a format code; a longer one is cut before any matching.
+const MAX_FORMAT_CODE = 255;
+
 export function formatKind(code: string): NumberKind {
   // Quoted literals, escapes and bracketed colours/locales are not date parts; [h], [mm], [ss] are.
   const stripped = code
+    .slice(0, MAX_FORMAT_CODE)
     .replace(/"[^"]*"/g, '')
     .replace(/\\./g, '')
-    .replace(/\[(?![hms]+\])[^\]]*\]/gi, '')
+    .replace(/\[(?![hms]+\])[^[\]]*\]/gi, '')
     .split(';')[0]!
     .toLowerCase();
   if (stripped.includes('%')) return 'percent';
@@ -218,7 +245,7 @@ function readFormats(pkg: OoxmlPackage, rel: Relationship | undefined): NumberKi
   });
 }
 
-function readSharedStrings(pkg: OoxmlPackage, rel: Relationship | undefined): string[] {
+function readSharedStrings(pkg: OoxmlPackage, rel: Relationship | undefined, budget: ParseBudget): string[] {
   const xml = rel ? pkg.xml(rel.target) : null;
   if (xml === null) return [];
   const strings: string[] = [];
@@ -228,6 +255,7 @@ function readSharedStrings(pkg: OoxmlPackage, rel: Relationship | undefined): st
     (si) => {
       strings.push(richText(si));
     },
+    budget,
   );
   return strings;
 }
@@ -250,13 +278,14 @@ interface Merge {
 
 /**
  * Merged ranges, which the sheet lists after its cells: found first, so that as rows stream
- * past, the value of a merged range's top-left cell fills the cells it covers.
+ * past, the value of a merged range's top-left cell fills the cells it covers. Rows come in
+ * order, so only the ranges open at the current row are looked at.
  */
-function readMerges(xml: string): { fill(row: number, values: string[]): void } {
+function readMerges(xml: string): MergeFill {
   const merges: Merge[] = [];
   const start = xml.search(/<(\w+:)?mergeCells[\s>]/);
   if (start !== -1) {
-    for (const m of xml.slice(start).matchAll(/<(?:\w+:)?mergeCell\s[^>]*ref="([^"]+)"/g)) {
+    for (const m of xml.slice(start).matchAll(/<(?:\w+:)?mergeCell\s[^<>]*ref="([^"<>]+)"/g)) {
       if (merges.length >= MAX_MERGES) break;
       const [a, b] = m[1]!.split(':');
       const from = a ? parseRef(a) : null;
@@ -266,17 +295,41 @@ function readMerges(xml: string): { fill(row: number, values: string[]): void } 
       if ((merge.bottom - merge.top + 1) * (merge.right - merge.left + 1) <= MAX_MERGE_AREA) merges.push(merge);
     }
   }
-  return {
-    fill(row, values) {
-      for (const merge of merges) {
-        if (row < merge.top || row > merge.bottom) continue;
-        if (row === merge.top) merge.value = values[merge.left];
-        if (!merge.value) continue;
-        // Down a merged column the value repeats; across a merged row it is said once.
-        if (row > merge.top) values[merge.left] = merge.value;
+  return new MergeFill(merges.sort((a, b) => a.top - b.top));
+}
+
+class MergeFill {
+  private next = 0;
+  private open: Merge[] = [];
+  private lastRow = -1;
+
+  constructor(private readonly byTop: readonly Merge[]) {}
+
+  /** Fills row `row`'s cells from the ranges covering it; true when it added a cell. */
+  fill(row: number, cells: Map<number, string>, budget: ParseBudget): boolean {
+    if (this.byTop.length === 0) return false;
+    if (row < this.lastRow) {
+      // Rows out of order (a hand-made file): look again from the first range.
+      budget.work(this.byTop.length);
+      this.next = 0;
+      this.open = [];
+    }
+    this.lastRow = row;
+    while (this.next < this.byTop.length && this.byTop[this.next]!.top <= row) this.open.push(this.byTop[this.next++]!);
+    budget.work(this.open.length);
+    this.open = this.open.filter((merge) => merge.bottom >= row);
+    let added = false;
+    for (const merge of this.open) {
+      if (row === merge.top) merge.value = cells.get(merge.left);
+      if (!merge.value) continue;
+      // Down a merged column the value repeats; across a merged row it is said once.
+      if (row > merge.top && cells.get(merge.left) !== merge.value) {
+        added ||= !cells.has(merge.left);
+        cells.set(merge.left, merge.value);
       }
-    },
-  };
+    }
+    return added;
+  }
 }
 
 /** Pictures placed on a sheet (through its drawing part). */

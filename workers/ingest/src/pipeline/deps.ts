@@ -4,6 +4,7 @@ import type { ObjectStore } from '#core/adapters/storage.ts';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import type { PipelineDb } from '#core/db/ingest-pipeline.ts';
 import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
+import type { DocumentBudget } from './read-range.ts';
 
 export interface PipelineDeps {
   db: PipelineDb;
@@ -13,6 +14,8 @@ export interface PipelineDeps {
   queue: Queue;
   workerUrl: string;
   batchSize: number;
+  /** What one document may yield: characters, chunks, PDF pages (the defaults in src/core/limits.ts unless set). */
+  budget?: DocumentBudget;
   /** The SSRF-guarded fetch, for URL sources. */
   fetchUrl: (url: string) => Promise<FetchedPage>;
 }

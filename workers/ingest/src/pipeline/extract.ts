@@ -1,18 +1,11 @@
 import type { NewChunk, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
-import { chunkBlocks } from '../chunking/chunk-blocks.ts';
-import { parseDocument } from '../parsers/index.ts';
-import { DEFAULT_PARSE_LIMITS, type ExtractedImage, ParseError } from '../parsers/types.ts';
+import { type ExtractedImage, ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
+import { readRange } from './read-range.ts';
 import { loadSource } from './source.ts';
-
-/**
- * Pages of a PDF read per step. Each step holds the file, pdf.js's view of it and one
- * range's text and images, which keeps a 50 MB PDF inside a 128 MB worker.
- */
-export const PDF_PAGES_PER_STEP = 100;
 
 type ReadyJob = PipelineJob & { document: NonNullable<PipelineJob['document']> };
 
@@ -27,8 +20,6 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
   if (job.extracted || job.extract_cursor > fromPage) return requeue(deps, job);
 
   const source = await loadSource(deps, doc);
-  const paged = source.type === 'pdf';
-  const pages = paged ? { first: fromPage, last: fromPage + PDF_PAGES_PER_STEP - 1 } : undefined;
   const imagesSoFar = await deps.db.imageCount(doc.id);
   const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
   // Each image is stored as soon as it is found, so a range's PNGs are never all in memory.
@@ -38,20 +29,25 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     await deps.store.put(path, image.png, 'image/png');
     images.push({ path, metadata: imageMetadata(image) });
   };
-  const parsed = await parseDocument(
-    source.type,
-    source.bytes,
-    { ...DEFAULT_PARSE_LIMITS, maxImages: Math.max(0, DEFAULT_PARSE_LIMITS.maxImages - imagesSoFar) },
-    { contentType: source.contentType, url: source.url, pages, transferBytes: true, onImage: storeImage },
+  // Parsed and chunked within the document's budget, which also decides whether pages are left to read.
+  const range = await readRange(
+    {
+      type: source.type,
+      bytes: source.bytes,
+      chunkSize: doc.chunk_size,
+      fromPage,
+      before: { chunks: job.chunks_total, images: imagesSoFar },
+      source: { contentType: source.contentType, url: source.url, transferBytes: true, onImage: storeImage },
+    },
+    deps.budget,
   );
-  for (const image of parsed.images) await storeImage(image);
-  const lastPage = pages ? Math.min(pages.last, parsed.pageCount ?? pages.last) : undefined;
-  const extracted = lastPage === undefined || lastPage >= (parsed.pageCount ?? 0);
+  for (const image of range.images) await storeImage(image);
+  const { lastPage, extracted } = range;
 
   // Indices continue from the ranges before; a retried range gets the same ones.
   const start = job.chunks_total;
   const chunks: NewChunk[] = [];
-  for (const chunk of chunkBlocks(parsed.blocks, { chunkSize: doc.chunk_size })) {
+  for (const chunk of range.chunks) {
     const index = start + chunk.index;
     chunks.push({
       chunk_index: index,
@@ -74,7 +70,7 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     });
   }
 
-  await deps.db.saveRange(job.id, doc.id, chunks, parsed.warnings, {
+  await deps.db.saveRange(job.id, doc.id, chunks, range.warnings, {
     extractCursor: lastPage === undefined ? 1 : lastPage + 1,
     extracted,
   });

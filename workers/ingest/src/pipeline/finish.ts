@@ -2,6 +2,7 @@ import type { DocumentRow } from '#core/db/documents.ts';
 import type { PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { PipelineDeps } from './deps.ts';
+import { storableMessage } from './job-messages.ts';
 
 /**
  * Step 3, run by whichever batch leaves nothing pending. The terminal update is
@@ -25,7 +26,7 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
     );
     return;
   }
-  if (problems.length > 0) await deps.db.finish(job.id, 'partial', `Partly ingested: ${problems.join('; ')}`);
+  if (problems.length > 0) await deps.db.finish(job.id, 'partial', storableMessage(`Partly ingested: ${problems.join('; ')}`));
   else await deps.db.finish(job.id, 'succeeded', null);
 }
 
@@ -46,5 +47,5 @@ export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRo
       console.error(`job ${jobId}: clean-up of document ${doc.id} failed; the row stays for a later delete:`, error);
     }
   }
-  await deps.db.finish(jobId, 'failed', message);
+  await deps.db.finish(jobId, 'failed', storableMessage(message));
 }

@@ -1,7 +1,6 @@
 import type { DocumentRow } from '#core/db/documents.ts';
 import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '#core/documents/detect-type.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
-import { FetchFailed, FetchRefused } from '#core/urls/guarded-fetch.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
 
@@ -37,10 +36,8 @@ export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<
     return { type: doc.doc_type, bytes, contentType: doc.content_type };
   }
 
-  const page = await deps.fetchUrl(doc.source_url as string).catch((error: unknown) => {
-    if (error instanceof FetchRefused || error instanceof FetchFailed) throw new ParseError('unsupported', error.message);
-    throw error;
-  });
+  // A refused or failed fetch reaches the step as it is: steps.ts words it, or retries a DNS outage.
+  const page = await deps.fetchUrl(doc.source_url as string);
   const type = typeOfPage(page.contentType, page.url, page.bytes);
   const key = `${documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id)}/original.${type}`;
   await deps.store.put(key, page.bytes, page.contentType ?? CONTENT_TYPES[type]);
@@ -55,12 +52,20 @@ export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<
   return { type, bytes: page.bytes, contentType: page.contentType, url: page.url };
 }
 
+/** A media type as servers send it; anything else in the header is not repeated to the user. */
+const MEDIA_TYPE = /^[a-z0-9][\w.+-]{0,63}\/[\w.+-]{1,127}$/;
+
 /** A page says what it is in Content-Type; the URL's extension decides for generic types. The bytes must agree. */
 function typeOfPage(contentType: string | null, url: string, bytes: Uint8Array): DocType {
   const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const fromPath = typeFromExtension(new URL(url).pathname);
   const type = TYPE_BY_MEDIA[media] ?? (media === '' || media === 'application/octet-stream' ? fromPath : null);
-  if (!type) throw new ParseError('unsupported', `The URL serves ${media || 'an unknown type'}, which cannot be ingested`);
+  if (!type) {
+    throw new ParseError(
+      'unsupported',
+      `The URL serves ${MEDIA_TYPE.test(media) ? media : 'an unknown type'}, which cannot be ingested`,
+    );
+  }
   if (type === 'html') return type;
   const check = detectUploadType(`page.${type}`, bytes, true);
   if (!check.ok) throw new ParseError('unsupported', `The URL's content does not match its declared type: ${check.reason}`);

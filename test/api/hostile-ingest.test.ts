@@ -1,0 +1,41 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { signUp, type TestUser } from '../support/client.ts';
+import { HOSTILE_FILES } from '../support/hostile-files.ts';
+import { ingestFile, upload, waitForJob } from '../support/ingest.ts';
+
+/**
+ * A few of the hostile files (test/support/hostile-files.ts) uploaded and ingested by the real
+ * workers, to see their jobs end as the parse step says they should: the rest are run through
+ * the parse step alone, in test/unit/hostile-files.test.ts.
+ */
+
+const bytesOf = (name: string) => HOSTILE_FILES.find((file) => file.name === name)!.bytes();
+
+describe('hostile files through the workers', () => {
+  let user: TestUser;
+  beforeAll(async () => {
+    user = await signUp('hostile');
+  });
+
+  it('reads a Markdown heading line that the old regex took minutes over', async () => {
+    const job = await ingestFile(user.token, 'heading.md', undefined, bytesOf('md-heading'));
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+  });
+
+  it('fails a DOCX nested 200,000 levels deep, in plain words', async () => {
+    const job = await ingestFile(user.token, 'deep.docx', undefined, bytesOf('docx-deep-nesting'));
+    expect(job).toMatchObject({
+      status: 'failed',
+      error_message: 'The document is nested more than 256 levels deep and cannot be read',
+    });
+  });
+
+  it('reads the first 2,000 pages of a 20,000-page PDF and says so', async () => {
+    // Twenty extract steps of 100 pages: longer than ingestFile waits.
+    const created = await upload(user.token, 'long.pdf', bytesOf('pdf-20000-pages'));
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const job = await waitForJob(user.token, created.body.job_id, 170_000);
+    expect(job.status, job.error_message ?? '').toBe('partial');
+    expect(job.error_message).toBe("Partly ingested: Only the first 2000 of the PDF's 20000 pages were read");
+  }, 180_000);
+});

@@ -1,0 +1,279 @@
+/**
+ * Small files that once hung, flooded or exhausted the ingest worker's parse step, generated
+ * here so the unit suite (test/unit/hostile-files.test.ts) and the benchmark
+ * (bench/hostile-files.ts) read the same bytes. Each is the issue's reproduction or one of the
+ * same kind; `runSteps` drives a document through the extract steps as the worker does.
+ */
+import { strToU8 } from 'fflate';
+import type { DocType } from '#core/documents/detect-type.ts';
+import { docx, xlsx } from './ooxml-files.ts';
+import { seededRandom } from './seeded-random.ts';
+
+export interface HostileFile {
+  name: string;
+  type: DocType;
+  /** What it attacks, for the benchmark's table. */
+  what: string;
+  /** Generated on demand: some are megabytes. */
+  bytes(): Uint8Array;
+  /** Too large to generate in the unit suite; the benchmark runs it. */
+  benchOnly?: boolean;
+}
+
+const NESTED_NAMES = ['w:sdt', 'w:sdtContent', 'w:customXml', 'w:smartTag', 'w:ins', 'w:hyperlink'];
+const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i % 97}`).join(' ');
+const utf8 = (text: string) => strToU8(text);
+
+/** Rows of inline-string cells: `cells(r)` gives row r's [column letters, text] pairs. */
+function inlineRows(count: number, cells: (r: number) => [string, string][]): string {
+  const out: string[] = [];
+  for (let r = 1; r <= count; r++) {
+    const row = cells(r)
+      .map(([column, text]) => `<c r="${column}${r}" t="inlineStr"><is><t>${text}</t></is></c>`)
+      .join('');
+    out.push(`<row r="${r}">${row}</row>`);
+  }
+  return out.join('');
+}
+
+/** A header row of shared strings 1 to `columns`, then rows whose every cell holds shared string 0. */
+function sharedRows(count: number, columns: number): string {
+  const letters = Array.from({ length: columns }, (_, c) => String.fromCharCode(65 + c));
+  const out: string[] = [];
+  for (let r = 1; r <= count; r++) {
+    out.push(`<row r="${r}">${letters.map((l, c) => `<c r="${l}${r}" t="s"><v>${r === 1 ? c + 1 : 0}</v></c>`).join('')}</row>`);
+  }
+  return out.join('');
+}
+
+/** A PDF of `pages` pages that share one content stream: a few bytes per page. */
+export function manyPagesPdf(pages: number): Uint8Array {
+  const objects: string[] = [];
+  const kids = Array.from({ length: pages }, (_, i) => `${i + 5} 0 R`).join(' ');
+  const content = 'BT /F1 12 Tf 72 720 Td (A page of a very long document.) Tj ET';
+  objects.push('<< /Type /Catalog /Pages 2 0 R >>');
+  objects.push(`<< /Type /Pages /Count ${pages} /Kids [${kids}] >>`);
+  objects.push('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+  objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 3 0 R >> >> >>';
+  for (let i = 0; i < pages; i++) objects.push(page);
+  let body = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((object, i) => {
+    offsets.push(body.length);
+    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) body += `${String(offset).padStart(10, '0')} 00000 n \n`;
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return utf8(body);
+}
+
+export const HOSTILE_FILES: HostileFile[] = [
+  {
+    name: 'xlsx-shared-string',
+    type: 'xlsx',
+    what: 'one 50,000-character shared string in each of 60,000 cells (3 G characters)',
+    bytes: () =>
+      xlsx([{ name: 'S', rows: sharedRows(3_000, 20) }], {
+        sharedStrings: [words(7_000), ...Array.from({ length: 20 }, (_, c) => `Column ${c + 1}`)],
+      }),
+  },
+  {
+    name: 'xlsx-header-repeat',
+    type: 'xlsx',
+    what: 'a header of 20 cells of 10,000 characters over 5,000 one-character rows',
+    bytes: () =>
+      xlsx([
+        {
+          name: 'S',
+          rows: inlineRows(5_000, (r) =>
+            r === 1
+              ? Array.from({ length: 20 }, (_, c): [string, string] => [String.fromCharCode(65 + c), `h${c} ${words(1_400)}`])
+              : Array.from({ length: 20 }, (_, c): [string, string] => [String.fromCharCode(65 + c), 'x']),
+          ),
+        },
+      ]),
+  },
+  {
+    name: 'xlsx-last-column',
+    type: 'xlsx',
+    what: '30,000 rows with one cell each, in the last column (XFD)',
+    bytes: () => xlsx([{ name: 'S', rows: inlineRows(30_000, (r) => [['XFD', `v${r}`]]) }]),
+  },
+  {
+    name: 'xlsx-merges',
+    type: 'xlsx',
+    what: '10,000 merged ranges and 50,000 rows: every row looked at every range',
+    bytes: () =>
+      xlsx([
+        {
+          name: 'S',
+          rows: inlineRows(50_000, (r) => [
+            ['A', `a${r}`],
+            ['B', `b${r}`],
+          ]),
+          tail: `<mergeCells>${Array.from({ length: 10_000 }, (_, i) => `<mergeCell ref="C${2 * i + 1}:C${2 * i + 2}"/>`).join('')}</mergeCells>`,
+        },
+      ]),
+  },
+  {
+    name: 'md-heading',
+    type: 'md',
+    what: 'a 5 KB heading line of spaces that the heading regex cannot match',
+    bytes: () => utf8(`# ${' '.repeat(5_000)}\u2028\n\nBody.`),
+  },
+  {
+    name: 'md-table-delimiter',
+    type: 'md',
+    what: 'a table row, then 50,000 spaces where the delimiter row belongs',
+    bytes: () => utf8(`a | b\n-${' '.repeat(50_000)}x\n`),
+  },
+  {
+    name: 'md-bold',
+    type: 'md',
+    what: '`**a ` 40,000 times: bold markers with no closing partner',
+    bytes: () => utf8('**a '.repeat(40_000)),
+  },
+  {
+    name: 'md-links',
+    type: 'md',
+    what: '`[a](` 20,000 times, and 50,000 `[`: link brackets with no partner',
+    bytes: () => utf8(`${'[a]('.repeat(20_000)}\n\n${'['.repeat(50_000)}`),
+  },
+  {
+    name: 'txt-dots',
+    type: 'txt',
+    what: 'a 50 KB run of dots (the sentence splitter)',
+    bytes: () => utf8(`Start ${'.'.repeat(50_000)}`),
+  },
+  {
+    name: 'docx-deep-nesting',
+    type: 'docx',
+    what: 'elements nested 200,000 deep (the namespace lookup walked them all)',
+    bytes: () => {
+      // Element names drawn at random, so the part compresses like a real one and passes the zip-bomb check.
+      const random = seededRandom(9);
+      const names = Array.from({ length: 200_000 }, () => NESTED_NAMES[Math.floor(random() * NESTED_NAMES.length)]);
+      const open = names.map((name) => `<${name}>`).join('');
+      const close = names
+        .reverse()
+        .map((name) => `</${name}>`)
+        .join('');
+      return docx(`${open}${close}<w:p><w:r><w:t>After</w:t></w:r></w:p>`);
+    },
+  },
+  {
+    name: 'docx-attribute-run',
+    type: 'docx',
+    what: 'a tag with a 100,000-character run and no attribute value',
+    bytes: () => docx(`<w:p ${'a'.repeat(100_000)}><w:r><w:t>Text</w:t></w:r></w:p>`),
+  },
+  {
+    name: 'docx-million-runs',
+    type: 'docx',
+    what: 'one paragraph of 1,200,000 runs (a tree of millions of nodes)',
+    bytes: () => {
+      const random = seededRandom(10);
+      const runs = Array.from({ length: 1_200_000 }, () => `<w:r><w:t>${random() < 0.5 ? 'a' : 'b'}</w:t></w:r>`);
+      return docx(`<w:p>${runs.join('')}</w:p>`);
+    },
+    benchOnly: true,
+  },
+  {
+    name: 'html-nested-11k',
+    type: 'html',
+    what: '1,000 nested divs (11 KB), through Readability',
+    bytes: () => utf8(`<html><body>${'<div>'.repeat(1_000)}Deep text.${'</div>'.repeat(1_000)}</body></html>`),
+  },
+  {
+    name: 'html-nested-55k',
+    type: 'html',
+    what: '5,000 nested divs (55 KB)',
+    bytes: () => utf8(`<html><body>${'<div>'.repeat(5_000)}Deep text.${'</div>'.repeat(5_000)}</body></html>`),
+  },
+  {
+    name: 'html-unclosed-tags',
+    type: 'html',
+    what: '`<html ` 100,000 times with no `>` (the page-wrapping regex)',
+    bytes: () => utf8(`<p>Text</p>${'<html '.repeat(100_000)}`),
+  },
+  {
+    name: 'html-200k-paragraphs',
+    type: 'html',
+    what: 'a 4 MB page of 125,000 paragraphs',
+    bytes: () => utf8(`<html><body>${'<p>Some words in a paragraph.</p>'.repeat(125_000)}</body></html>`),
+    benchOnly: true,
+  },
+  {
+    name: 'csv-header-repeat',
+    type: 'csv',
+    what: 'a header of 50 fields of 2,000 characters over 20,000 rows',
+    bytes: () =>
+      utf8(
+        `${Array.from({ length: 50 }, (_, c) => `h${c} ${words(280)}`).join(',')}\n${`${Array(50).fill('1').join(',')}\n`.repeat(20_000)}`,
+      ),
+  },
+  {
+    name: 'csv-commas',
+    type: 'csv',
+    what: 'one record of 15,000,000 commas',
+    bytes: () => utf8(`a,b\n${','.repeat(15_000_000)}\n`),
+    benchOnly: true,
+  },
+  {
+    name: 'txt-one-paragraph',
+    type: 'txt',
+    what: 'an 8 MB text file of one paragraph',
+    bytes: () => utf8(`${'Word and more words. '.repeat(400_000)}`),
+    benchOnly: true,
+  },
+  {
+    name: 'pdf-20000-pages',
+    type: 'pdf',
+    what: '20,000 pages (3 MB): 200 extract steps of 100 pages',
+    bytes: () => manyPagesPdf(20_000),
+  },
+];
+
+/** What one extract step hands back, as `runSteps` needs it. */
+export interface StepOutcome {
+  chunks: number;
+  warnings: string[];
+  /** The next page to read; undefined when the document is done. */
+  nextPage?: number;
+}
+
+export interface RunOutcome {
+  status: 'succeeded' | 'partial' | 'failed';
+  /** The job's message: its warnings, or the error. */
+  message: string;
+  chunks: number;
+  steps: number;
+}
+
+/**
+ * Runs a document through the extract steps as the worker does (a PDF one page range per
+ * step, each starting where the last one ended, with the chunks so far), and says how its job
+ * would end. An error with a message ends it `failed`; warnings make it `partial`.
+ */
+export async function runSteps(step: (fromPage: number, chunksBefore: number) => Promise<StepOutcome>): Promise<RunOutcome> {
+  let chunks = 0;
+  let steps = 0;
+  const warnings: string[] = [];
+  let page: number | undefined = 1;
+  try {
+    while (page !== undefined) {
+      steps++;
+      const outcome = await step(page, chunks);
+      chunks += outcome.chunks;
+      warnings.push(...outcome.warnings);
+      page = outcome.nextPage;
+    }
+  } catch (error) {
+    return { status: 'failed', message: error instanceof Error ? error.message : String(error), chunks, steps };
+  }
+  if (chunks === 0) return { status: 'failed', message: 'The document has no text or images that could be read', chunks, steps };
+  return { status: warnings.length > 0 ? 'partial' : 'succeeded', message: warnings.join('; '), chunks, steps };
+}
