@@ -45,6 +45,7 @@ export function createApp(): App {
     const failure = toHttpError(error);
     if (failure.code === 'internal_error' || error instanceof UpstreamError) console.error(`[${c.var.requestId}]`, error);
     if (failure.status === 401) c.header('WWW-Authenticate', 'Bearer');
+    if (failure.retryAfter !== undefined) c.header('Retry-After', String(failure.retryAfter));
     return c.json({ detail: failure.detail, code: failure.code, request_id: c.var.requestId }, failure.status);
   });
   app.notFound((c) => c.json({ detail: 'Not found', code: 'not_found', request_id: c.var.requestId }, 404));

@@ -14,6 +14,7 @@ export const ErrorCode = z.enum([
   'forbidden',
   'not_found',
   'payload_too_large',
+  'quota_exceeded',
   'unsupported_media_type',
   'validation_failed',
   'upstream_failed',
@@ -32,6 +33,7 @@ export const STATUS_BY_CODE = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
+  quota_exceeded: 429,
   internal_error: 500,
   misconfigured: 500,
   upstream_failed: 502,
@@ -51,6 +53,8 @@ export class HttpError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: string | ValidationIssue[],
+    /** Seconds, sent as `Retry-After`. */
+    readonly retryAfter?: number,
   ) {
     super(typeof detail === 'string' ? detail : 'Request validation failed');
     this.name = 'HttpError';
@@ -73,6 +77,7 @@ const CODE_BY_KIND = {
   unsupported_type: 'unsupported_media_type',
   invalid: 'validation_failed',
   unavailable: 'service_unavailable',
+  quota_exceeded: 'quota_exceeded',
   upstream_failed: 'upstream_failed',
   misconfigured: 'misconfigured',
 } as const satisfies Record<ErrorKind, ErrorCode>;
@@ -92,7 +97,7 @@ export function toHttpError(error: unknown): HttpError {
 
 function fromDomain(error: DomainError): HttpError {
   const code = CODE_BY_KIND[error.kind];
-  if (error.kind !== 'invalid') return new HttpError(code, error.message);
+  if (error.kind !== 'invalid') return new HttpError(code, error.message, error.details.retryAfter);
   // Every field a service checks itself comes from the request body.
   const { field, type = 'value_error' } = error.details;
   return validationFailed([{ loc: field ? ['body', snakeCase(field)] : ['body'], msg: error.message, type }]);

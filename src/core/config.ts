@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from './errors.ts';
+import { DAILY_INGEST_CHUNKS } from './limits.ts';
 import { parseTrustedOrigins } from './urls/url-policy.ts';
 
 export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
@@ -23,6 +24,8 @@ export const SharedSettings = {
   /** Unset: no dense vectors; the index must then be a sparse one, and retrieval is BM25-style alone. */
   EMBEDDING_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
   EMBEDDING_DIMENSIONS: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),
+  /** Chunks one user's documents may make per UTC day (src/core/limits.ts says why). */
+  INGEST_DAILY_CHUNKS_PER_USER: z.coerce.number().int().positive().default(DAILY_INGEST_CHUNKS),
   /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
   INGEST_TRUSTED_ORIGINS: z
     .string()

@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'unsupported_type'
   | 'invalid'
   | 'unavailable'
+  | 'quota_exceeded'
   | 'upstream_failed'
   | 'misconfigured';
 
@@ -21,6 +22,8 @@ export interface ErrorDetails {
   field?: string;
   /** A machine-readable reason for an `invalid` field. */
   type?: string;
+  /** For `quota_exceeded`: seconds until the caller may try again. */
+  retryAfter?: number;
 }
 
 export class DomainError extends Error {

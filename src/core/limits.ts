@@ -39,3 +39,10 @@ export const MAX_PDF_PAGES = 2_000;
 
 /** An invite link's optional `max_uses`, 1 up to this: far beyond any real invitation, well inside a Postgres integer. */
 export const MAX_SHARE_USES = 1_000_000;
+
+/**
+ * Chunks one user's documents may make per UTC day, across all collections: a signed-up user
+ * cannot keep the queue, the embedding model and the index busy for everyone else. 100,000
+ * chunks is about 100 M characters at the default chunk size. Settings may change it.
+ */
+export const DAILY_INGEST_CHUNKS = 100_000;

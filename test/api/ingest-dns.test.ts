@@ -4,8 +4,9 @@ import { adaptersFor } from '#core/adapters/index.ts';
 import { connect } from '#core/db/client.ts';
 import { createDocumentRepo } from '#core/db/documents.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
+import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createJobRepo } from '#core/db/jobs.ts';
-import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
+import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
 import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
@@ -126,6 +127,7 @@ describe('a DNS outage, then recovery: the redelivered step succeeds', () => {
     };
     return {
       db: createPipelineDb(sql),
+      quota: { ...createQuotaRepo(sql), perDay: DAILY_INGEST_CHUNKS },
       store,
       vectors,
       models,

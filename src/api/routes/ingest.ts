@@ -9,6 +9,11 @@ import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Ingestion');
 
+const QUOTA = `Each user's documents may make 100,000 chunks per UTC day by default (the setting
+\`INGEST_DAILY_CHUNKS_PER_USER\`), across all collections. Once today's are used up, new uploads and URLs are 429
+\`quota_exceeded\` with \`Retry-After\` (seconds until 00:00 UTC). A document accepted earlier keeps the chunks that
+fit and ends \`partial\`, or \`failed\` if none did, saying so. Deleting a document does not give its chunks back.`;
+
 const upload = route.post('/ingest', 'Upload a file for ingestion', {
   description: `Returns at once with a job id; poll \`GET /ingest/jobs/{job_id}\`. Owner, or a member holding \`ingest\`.
 The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
@@ -18,22 +23,24 @@ The permission (403) and the queue (503: ingestion disabled, or the queue unreac
 before the body is read. Form fields before \`file\` may hold 64 KB in all (more is 413: send \`file\` first);
 a multipart boundary longer than 70 characters (RFC 2046) is 422. The document's name is the file's name without
 its path and without control or invisible format characters (bidi overrides, isolates and marks, zero-width spaces).
-Without \`collection_id\` the document goes to the caller's personal namespace, searched by a query with an empty \`collection_id\`.`,
+Without \`collection_id\` the document goes to the caller's personal namespace, searched by a query with an empty \`collection_id\`.
+${QUOTA}`,
   request: {
     query: IngestQuery,
     body: { required: true, content: { 'multipart/form-data': { schema: UploadSchema } } },
   },
   responses: { 200: json(JobCreatedSchema, 'The job was queued') },
-  errors: [...collectionErrors, 413, 415, 502],
+  errors: [...collectionErrors, 413, 415, 429, 502],
 });
 
 const ingestUrl = route.post('/ingest/url', 'Ingest a public web page or file by URL', {
   description: `http or https on ports 80/443, no credentials, and a host that resolves only to public addresses;
 otherwise 422. Redirects are re-checked on every hop when the worker fetches. HTML is reduced to its main text;
-a URL serving a PDF or another supported type is parsed as that type.`,
+a URL serving a PDF or another supported type is parsed as that type.
+${QUOTA}`,
   request: { body: jsonBody(UrlIngestSchema) },
   responses: { 200: json(JobCreatedSchema, 'The job was queued') },
-  errors: collectionErrors,
+  errors: [...collectionErrors, 429],
 });
 
 const personalDocuments = route.get('/ingest/documents', 'List the caller’s personal documents', {

@@ -25,6 +25,7 @@ const DESCRIPTIONS: Record<ErrorStatus, string> = {
   413: 'The upload exceeds 50 MB.',
   415: 'Unsupported file type.',
   422: 'The request failed validation; `detail` lists each problem.',
+  429: 'The caller’s daily ingestion quota is used up (`quota_exceeded`); `Retry-After` gives the seconds until it resets at 00:00 UTC.',
   500: 'Unexpected failure, or the service is misconfigured.',
   502: 'An upstream service failed.',
   503: 'A dependency (identity provider, queue) is unavailable.',

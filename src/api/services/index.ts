@@ -5,6 +5,7 @@ import { createCollectionRepo } from '#core/db/collections.ts';
 import { createDocumentRepo } from '#core/db/documents.ts';
 import { createEvaluationRepo } from '#core/db/evaluations.ts';
 import { createExchangeRepo } from '#core/db/exchanges.ts';
+import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createJobRepo } from '#core/db/jobs.ts';
 import { createMemberRepo } from '#core/db/members.ts';
 import { createSessionRepo } from '#core/db/sessions.ts';
@@ -46,6 +47,8 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
       access: deps.access,
       documents: deps.documents,
       jobs: createJobRepo(sql),
+      quota: createQuotaRepo(sql),
+      chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
       store: adapters.store,
       queue: adapters.queue,
       workerUrl: config.INGEST_WORKER_URL ?? null,

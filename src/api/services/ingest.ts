@@ -2,9 +2,11 @@ import type { Queue } from '#core/adapters/queue.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
 import { isUuid, type Sql } from '#core/db/client.ts';
 import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
+import type { QuotaRepo } from '#core/db/ingest-quota.ts';
 import type { JobRepo, JobRow } from '#core/db/jobs.ts';
 import { detectUploadType } from '#core/documents/detect-type.ts';
 import { DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
+import { quotaRefusal, secondsUntilQuotaResets } from '#core/ingest-quota.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
@@ -22,6 +24,9 @@ export interface IngestDeps {
   access: AccessService;
   documents: DocumentRepo;
   jobs: JobRepo;
+  /** Chunks made today per user, against `chunksPerDay`. */
+  quota: QuotaRepo;
+  chunksPerDay: number;
   store: ObjectStore;
   /** Null when ingestion is disabled (no queue configured). */
   queue: Queue | null;
@@ -46,6 +51,15 @@ export function createIngestService(deps: IngestDeps) {
     }
     const chunkSize = Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size);
     return { collectionId: collection.id, chunkSize };
+  }
+
+  /**
+   * Refuses new work once today's chunks are used up. A document accepted while some quota is
+   * left keeps what fits, and ends `partial` saying so (the ingest worker reserves per range).
+   */
+  async function requireQuota(caller: Caller) {
+    if ((await deps.quota.usedToday(caller.id)) < deps.chunksPerDay) return;
+    throw new DomainError('quota_exceeded', quotaRefusal(deps.chunksPerDay), { retryAfter: secondsUntilQuotaResets() });
   }
 
   /** Rows, then the message; if the message cannot be queued, the rows go again. */
@@ -127,6 +141,7 @@ export function createIngestService(deps: IngestDeps) {
     async uploadFile(caller: Caller, collectionId: string | undefined, open: () => Promise<FilePart>): Promise<string> {
       const { queue } = requireQueue();
       const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      await requireQuota(caller);
       await queue.ready();
       const file = await open();
       try {
@@ -139,6 +154,7 @@ export function createIngestService(deps: IngestDeps) {
     async ingestUrl(caller: Caller, collectionId: string | undefined, url: string): Promise<string> {
       requireQueue();
       const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      await requireQuota(caller);
       const verdict = await deps.checkUrl(url);
       if (!verdict.ok) throw invalid('url', verdict.reason, 'url_refused');
       const href = verdict.url.href;

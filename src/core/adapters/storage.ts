@@ -15,6 +15,7 @@ export interface ObjectStore {
   get(key: string): Promise<Uint8Array>;
   /** Removes every object under the prefix (a "folder"), however many there are. */
   removeFolder(prefix: string): Promise<number>;
+  remove(keys: string[]): Promise<void>;
   signedUrl(key: string, expiresInSeconds: number): Promise<string>;
   signedUrls(keys: string[], expiresInSeconds: number): Promise<Map<string, string>>;
 }
@@ -75,6 +76,13 @@ export function createObjectStore(settings: StorageSettings): ObjectStore {
         if (error) fail(`remove under ${prefix}`, error);
       }
       return keys.length;
+    },
+
+    async remove(keys) {
+      for (let i = 0; i < keys.length; i += PAGE) {
+        const { error } = await bucket().remove(keys.slice(i, i + PAGE));
+        if (error) fail('remove', error);
+      }
     },
 
     async signedUrl(key, expiresIn) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
+import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '#core/messages/ingest.ts';
 import { createQStashWorker } from '#core/qstash/worker-shell.ts';
@@ -27,6 +28,7 @@ export default createQStashWorker({
     return {
       ...adaptersFor(config),
       db: createPipelineDb(sql),
+      quota: { ...createQuotaRepo(sql), perDay: config.INGEST_DAILY_CHUNKS_PER_USER },
       workerUrl: config.INGEST_WORKER_URL,
       batchSize: config.INGEST_BATCH_SIZE,
       budget: {

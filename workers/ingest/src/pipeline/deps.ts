@@ -3,6 +3,7 @@ import type { Queue } from '#core/adapters/queue.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import type { PipelineDb } from '#core/db/ingest-pipeline.ts';
+import type { QuotaRepo } from '#core/db/ingest-quota.ts';
 import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
 import type { DocumentBudget } from './read-range.ts';
 
@@ -16,6 +17,8 @@ export interface PipelineDeps {
   batchSize: number;
   /** What one document may yield: characters, chunks, PDF pages (the defaults in src/core/limits.ts unless set). */
   budget?: DocumentBudget;
+  /** The owner's daily chunk quota, reserved range by range. */
+  quota: Pick<QuotaRepo, 'reserve'> & { perDay: number };
   /** The SSRF-guarded fetch, for URL sources. */
   fetchUrl: (url: string) => Promise<FetchedPage>;
 }

@@ -1,4 +1,5 @@
 import type { NewChunk, PipelineJob } from '#core/db/ingest-pipeline.ts';
+import { quotaWarning } from '#core/ingest-quota.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { type ExtractedImage, ParseError } from '../parsers/types.ts';
@@ -42,7 +43,25 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     deps.budget,
   );
   for (const image of range.images) await storeImage(image);
-  const { lastPage, extracted } = range;
+  const { lastPage } = range;
+  let { extracted } = range;
+
+  // The owner's daily quota may keep only part of this range; text goes before figures.
+  const wanted = range.chunks.length + images.length;
+  const granted = await deps.quota.reserve({
+    userId: doc.user_id,
+    jobId: job.id,
+    rangeStart: fromPage,
+    wanted,
+    quota: deps.quota.perDay,
+  });
+  if (granted < wanted) {
+    range.chunks.splice(granted);
+    const dropped = images.splice(Math.max(0, granted - range.chunks.length));
+    await deps.store.remove(dropped.map((image) => image.path));
+    range.warnings.push(quotaWarning(deps.quota.perDay, job.chunks_total + granted));
+    extracted = true;
+  }
 
   // Indices continue from the ranges before; a retried range gets the same ones.
   const start = job.chunks_total;
@@ -75,7 +94,10 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     extracted,
   });
   const total = start + chunks.length;
-  if (extracted && total === 0) throw new ParseError('empty', 'The document has no text or images that could be read');
+  if (extracted && total === 0) {
+    if (granted < wanted) throw new ParseError('quota', quotaWarning(deps.quota.perDay, 0));
+    throw new ParseError('empty', 'The document has no text or images that could be read');
+  }
 
   const messages = batches(deps, job.id, chunks);
   if (!extracted && lastPage !== undefined) {
