@@ -4,10 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 
-/** The cast, and an outsider whose token says `is_admin: "false"`: a string is no admin grant. */
-type Callers = Cast & { falseAdmin: TestUser };
+/**
+ * The cast, an outsider whose token says `is_admin: "false"` (a string is no admin grant), and a
+ * member who joined through the ingest link and was then removed: that link no longer admits them.
+ */
+type Callers = Cast & { falseAdmin: TestUser; removed: TestUser };
 type Role = keyof Callers;
-const ROLES: Role[] = ['stranger', 'falseAdmin', 'admin', 'memberQuery', 'memberIngest', 'owner'];
+const ROLES: Role[] = ['stranger', 'falseAdmin', 'removed', 'admin', 'memberQuery', 'memberIngest', 'owner'];
 
 interface Endpoint {
   name: string;
@@ -18,13 +21,15 @@ interface Endpoint {
   expect: Record<Role, number>;
 }
 
-const ownerOnly = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
-const participants = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
-const adminOnly = { stranger: 403, falseAdmin: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
-const everyone = { stranger: 200, falseAdmin: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
-const ingesters = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
+const ownerOnly = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
+const participants = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
+const adminOnly = { stranger: 403, falseAdmin: 403, removed: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
+const everyone = { stranger: 200, falseAdmin: 200, removed: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
+const ingesters = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
+// A link made before a member's removal does not admit them again.
+const joiners = { ...everyone, removed: 403 };
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
-const sessionOwner = { stranger: 403, falseAdmin: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
+const sessionOwner = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
 
 /** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
 function endpoint(name: string, route: string, expect: Record<Role, number>, body?: Record<string, unknown>): Endpoint {
@@ -49,7 +54,7 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('list shares', 'GET /collections/{collection}/shares', ownerOnly),
   endpoint('revoke share', 'DELETE /collections/{collection}/shares/{queryShare}', ownerOnly),
   endpoint('remove member', 'DELETE /collections/{collection}/members/{memberQuery}', ownerOnly),
-  endpoint('join', 'POST /collections/join/{ingestShareToken}', everyone),
+  endpoint('join', 'POST /collections/join/{ingestShareToken}', joiners),
   endpoint('create session', 'POST /chat/{collection}/sessions', participants, { title: 'New' }),
   endpoint('list sessions', 'GET /chat/{collection}/sessions', participants),
   endpoint('read session', 'GET /chat/{collection}/sessions/{ownerSession}', sessionOwner),
@@ -152,10 +157,20 @@ const badTokens: { name: string; header: (cast: Callers) => Promise<string | und
 ];
 
 beforeAll(async () => {
-  const [users, falseAdmin] = await Promise.all([castUsers(), signUp('false-admin')]);
+  const [users, falseAdmin, removed] = await Promise.all([castUsers(), signUp('false-admin'), signUp('removed')]);
   const token = await mintToken({ sub: falseAdmin.id, email: falseAdmin.email, app_metadata: { is_admin: 'false' } });
-  cast = { ...users, falseAdmin: { ...falseAdmin, token } };
+  cast = { ...users, falseAdmin: { ...falseAdmin, token }, removed };
 });
+
+/** The shared collection, which `removed` joined through its ingest link and then left, removed by the owner. */
+async function fixture(): Promise<SharedCollection> {
+  const fx = await sharedCollection(cast);
+  const joined = await api('POST', `/collections/join/${fx.ingestShare.share_token}`, { token: cast.removed.token });
+  expect(joined.status).toBe(200);
+  const removal = await api('DELETE', `/collections/${fx.collectionId}/members/${cast.removed.id}`, { token: cast.owner.token });
+  expect(removal.status).toBe(200);
+  return fx;
+}
 
 const users = () => Object.values(cast).map((u) => u.id);
 
@@ -178,7 +193,7 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
   });
 
   it('gives each kind of caller the contract status, and refusals change nothing', async () => {
-    const fx = await sharedCollection(cast);
+    const fx = await fixture();
     const order = [...ROLES].sort((a, b) => Number(endpoint.expect[a] === 200) - Number(endpoint.expect[b] === 200));
     for (const role of order) {
       const before = await snapshot(users());
