@@ -21,15 +21,17 @@ interface Endpoint {
   expect: Record<Role, number>;
 }
 
-const ownerOnly = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
-const participants = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
-const adminOnly = { stranger: 403, falseAdmin: 403, removed: 403, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
+/** Callers with no part in the collection. */
+const outsiders = { stranger: 403, falseAdmin: 403, removed: 403 };
+const ownerOnly = { ...outsiders, admin: 403, memberQuery: 403, memberIngest: 403, owner: 200 };
+const participants = { ...outsiders, admin: 403, memberQuery: 200, memberIngest: 200, owner: 200 };
+const adminOnly = { ...outsiders, admin: 200, memberQuery: 403, memberIngest: 403, owner: 403 };
 const everyone = { stranger: 200, falseAdmin: 200, removed: 200, admin: 200, memberQuery: 200, memberIngest: 200, owner: 200 };
-const ingesters = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
+const ingesters = { ...outsiders, admin: 403, memberQuery: 403, memberIngest: 200, owner: 200 };
 // A link made before a member's removal does not admit them again.
 const joiners = { ...everyone, removed: 403 };
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
-const sessionOwner = { stranger: 403, falseAdmin: 403, removed: 403, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
+const sessionOwner = { ...outsiders, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
 
 /** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
 function endpoint(name: string, route: string, expect: Record<Role, number>, body?: Record<string, unknown>): Endpoint {
