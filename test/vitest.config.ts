@@ -11,6 +11,16 @@ export default defineConfig({
       : ['default'],
     hookTimeout: 120_000,
     projects: [
+      // `npm run test:deployed`: the smoke journey (test/smoke) against the deployment that
+      // RAG_API_URL and the Supabase settings name. The pglite run includes it too, locally.
+      ...(process.env.RAG_API_URL
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'deployed', root: 'test', include: ['smoke/**/*.test.ts'], testTimeout: 240_000 },
+            },
+          ]
+        : []),
       {
         // Pure logic and devstack services that start themselves: no worker needed.
         extends: true,

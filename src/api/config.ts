@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { blankIsUnset, optionalUrl, parseSettings, SharedSettings } from '#core/config.ts';
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
-const ConfigSchema = z.object({
+export const ConfigSchema = z.object({
   ...SharedSettings,
   /** Without it (or INGEST_WORKER_URL) ingestion is disabled and its endpoints answer 503. */
   QSTASH_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),

@@ -5,7 +5,7 @@ import { MAX_DOCUMENT_CHARS, MAX_DOCUMENT_CHUNKS, MAX_PDF_PAGES } from '#core/li
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** Every setting the ingest worker reads; .dev.vars.example documents each one. */
-const IngestSettings = z.object({
+export const IngestSettings = z.object({
   ...SharedSettings,
   INGEST_WORKER_URL: z.url('INGEST_WORKER_URL must be this worker’s public URL, which QStash signs'),
   QSTASH_TOKEN: z.string().min(1, 'QSTASH_TOKEN is required'),

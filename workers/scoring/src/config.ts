@@ -5,7 +5,7 @@ import { blankIsUnset, parseSettings, SharedSettings } from '#core/config.ts';
  * Every setting the scoring worker reads; .dev.vars.example documents each one. Of the shared
  * settings it takes only the database and the model endpoint: it touches no storage, vectors or queue.
  */
-const ScoringSettings = z.object({
+export const ScoringSettings = z.object({
   HYPERDRIVE: SharedSettings.HYPERDRIVE,
   OPENAI_BASE_URL: SharedSettings.OPENAI_BASE_URL,
   OPENAI_API_KEY: SharedSettings.OPENAI_API_KEY,
