@@ -18,11 +18,28 @@ beforeAll(async () => {
     waitForJob(cast.owner.token, page.body.job_id),
     ingestFile(cast.owner.token, 'stanley-cups.csv', collectionId),
     ingestFile(cast.owner.token, 'scan-linn-2col.pdf', collectionId),
+    ingestFile(cast.owner.token, 'multi-column-2p.pdf', collectionId),
+    ingestFile(cast.owner.token, 'install-guide.md', collectionId, GUIDE),
   ]);
   for (const job of jobs) expect(job.status, job.error_message ?? '').toBe('succeeded');
 }, 120_000);
 
 const search = (token: string, body: Record<string, unknown>) => api('POST', '/query/search', { token, body });
+
+// The first section is longer than a chunk, so the Linux section starts chunks of its own.
+const GUIDE = `# Installation
+
+${Array.from({ length: 30 }, (_, i) => `General note ${i} applies to every platform alike.`).join(' ')}
+
+## On Linux
+
+Install the zephyrine toolkit with the quorvex package manager, then run the calibration wizard.
+`;
+
+const documentId = async (name: string) => {
+  const documents = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
+  return documents.body.find((d: { name: string }) => d.name === name)?.id as string;
+};
 
 describe('POST /query/search', () => {
   it('returns the best sources first, with the contract fields and latencies', async () => {
@@ -38,6 +55,37 @@ describe('POST /query/search', () => {
     expect(top.text).toMatch(/barrage/i);
     const scores = response.body.sources.map((s: { score: number }) => s.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it('says where each passage sits: its document, its page, and its heading path', async () => {
+    const guide = await search(cast.owner.token, { question: 'zephyrine toolkit quorvex', collection_id: collectionId });
+    expect(guide.body.sources[0]).toMatchObject({
+      source: 'install-guide.md',
+      document_id: await documentId('install-guide.md'),
+      page: null,
+      heading: 'Installation > On Linux',
+    });
+
+    const paper = await search(cast.owner.token, {
+      question: '3.1 Overview dense passage retriever',
+      collection_id: collectionId,
+      top_k: 10,
+    });
+    const fromPaper = paper.body.sources.filter((s: { source: string }) => s.source === 'multi-column-2p.pdf');
+    expect(fromPaper.length).toBeGreaterThan(0);
+    const pdfId = await documentId('multi-column-2p.pdf');
+    for (const source of fromPaper) {
+      expect(source.document_id).toBe(pdfId);
+      expect([1, 2]).toContain(source.page);
+    }
+    expect(fromPaper.map((s: { page: number }) => s.page)).toContain(2);
+
+    const scan = await search(cast.owner.token, {
+      question: 'LinnSequencer MIDI sequence recorder',
+      collection_id: collectionId,
+    });
+    const image = scan.body.sources.find((s: { chunk_type: string }) => s.chunk_type === 'image_description');
+    expect(image).toMatchObject({ page: 1, document_id: await documentId('scan-linn-2col.pdf') });
   });
 
   it('honours top_k', async () => {

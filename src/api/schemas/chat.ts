@@ -23,6 +23,20 @@ export const SourceSchema = z
     score: z.number(),
     chunk_type: z.enum(['text', 'image_description']),
     image_url: z.string().nullable(),
+    document_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The document the passage comes from; null in answers recorded before this field existed.' }),
+    page: z.union([z.number().int(), z.string()]).nullable().openapi({
+      description:
+        'Where in the document: the PDF page or slide number (from 1), or the sheet name of a spreadsheet; null where unknown (text, Markdown, web pages, or vectors written before it was recorded).',
+      example: 4,
+    }),
+    heading: z.string().nullable().openapi({
+      description:
+        'The heading path in effect where the passage starts, outermost first, joined with " > "; null where the document has none.',
+      example: 'Results > Adverse events',
+    }),
   })
   .openapi('Source');
 

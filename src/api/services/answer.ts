@@ -7,6 +7,7 @@ import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import type { Caller } from '../auth/caller.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
+import { HISTORY_TURNS, type HistoryMessage, historyMessages, type Turn, turnsOf } from './conversation.ts';
 import { passageJson, type Retrieval, type RetrievalService, type RetrievedPassage } from './retrieval.ts';
 
 export interface AskInput {
@@ -48,9 +49,11 @@ export function createAnswerService(deps: {
 }) {
   const { retrieval, sessions, exchanges, models } = deps;
 
-  async function requireOwnSession(caller: Caller, collectionId: string | undefined, sessionId: string) {
+  /** The caller's own session's latest exchanges; anyone else's session does not exist. */
+  async function conversation(caller: Caller, collectionId: string | undefined, sessionId: string): Promise<Turn[]> {
     const owned = collectionId && isUuid(sessionId) ? await sessions.findOwned(collectionId, sessionId, caller.id) : undefined;
     if (!owned) throw notFound('Session');
+    return turnsOf(await sessions.recentMessages(sessionId, HISTORY_TURNS * 2));
   }
 
   /**
@@ -58,7 +61,7 @@ export function createAnswerService(deps: {
    * exchange is recorded with what was produced either way.
    */
   function answerEvents(
-    prompt: AnswerPrompt,
+    prompt: AnswerPrompt & { history: HistoryMessage[] },
     found: Retrieval,
     signal: AbortSignal,
     record: (outcome: Outcome) => Promise<void>,
@@ -113,14 +116,18 @@ export function createAnswerService(deps: {
       const startedAt = performance.now();
       // The collection's own rules first, so a stranger gets 403 whatever the session id.
       const scope = await retrieval.scope(caller, input.collectionId);
-      if (input.sessionId) await requireOwnSession(caller, input.collectionId, input.sessionId);
-      const found = await retrieval.search(scope, input);
+      const turns = input.sessionId ? await conversation(caller, input.collectionId, input.sessionId) : [];
+      const found = await retrieval.search(scope, { ...input, turns });
       const prompt = buildAnswerPrompt(
         input.question,
-        found.passages.map((p) => ({ text: p.text, source: p.documentName })),
+        found.passages.map((p) => ({
+          text: p.text,
+          source: p.documentName,
+          ...(typeof p.page === 'number' ? { page: p.page } : {}),
+        })),
       );
 
-      return answerEvents(prompt, found, options.signal, async (outcome) => {
+      return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, async (outcome) => {
         const evaluationId = await exchanges.record({
           collectionId: input.collectionId ?? null,
           userId: caller.id,

@@ -2,6 +2,7 @@ import { isUuid } from '#core/db/client.ts';
 import { forbidden, invalid, notFound } from '#core/errors.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { ServiceDeps } from './deps.ts';
+import { storedSource } from './retrieval.ts';
 
 const sessionNotFound = () => notFound('Session');
 
@@ -32,7 +33,8 @@ export function createChatService(deps: Pick<ServiceDeps, 'access' | 'sessions' 
 
     async messages(caller: Caller, collectionId: string, sessionId: string) {
       const session = await ownedSession(caller, collectionId, sessionId);
-      return sessions.messages(session.id);
+      const rows = await sessions.messages(session.id);
+      return rows.map((row) => ({ ...row, sources: row.sources.map(storedSource) }));
     },
 
     async rename(caller: Caller, collectionId: string, sessionId: string, title: string) {

@@ -1,7 +1,8 @@
 import { namespaceFor } from '#core/namespaces.ts';
-import { encodeQuery } from '#core/retrieval/sparse.ts';
+import { locationOf, type PassageLocation } from '#core/retrieval/vector-metadata.ts';
 import type { Caller } from '../auth/caller.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
+import { searchQuery, type Turn } from './conversation.ts';
 import type { ServiceDeps } from './deps.ts';
 import { applyStrategy, candidatePoolSize, DEFAULT_MMR_LAMBDA, type Strategy } from './retrieval-strategies.ts';
 
@@ -9,7 +10,7 @@ import { applyStrategy, candidatePoolSize, DEFAULT_MMR_LAMBDA, type Strategy } f
 const IMAGE_URL_SECONDS = 3600;
 
 /** A retrieved chunk with what a reader needs to cite it. */
-export interface RetrievedPassage {
+export interface RetrievedPassage extends PassageLocation {
   /** The document's name, or its URL for a web page. */
   documentName: string;
   chunkIndex: number;
@@ -30,6 +31,17 @@ export const passageJson = (passage: RetrievedPassage) => ({
   score: passage.score,
   chunk_type: passage.chunkType,
   image_url: passage.imageUrl,
+  document_id: passage.documentId,
+  page: passage.page,
+  heading: passage.heading,
+});
+
+/** A source as chat history stored it; answers recorded before a field existed get it as unknown (null). */
+export const storedSource = (stored: unknown) => ({
+  document_id: null,
+  page: null,
+  heading: null,
+  ...(stored as Record<string, unknown>),
 });
 
 /** Where a caller's question is searched: a collection's namespace and strategy, or their personal space. */
@@ -57,18 +69,25 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
     return { namespace: namespaceFor(collection.id, collection.user_id), strategy };
   }
 
-  /** Embeds the question (when a model is configured), queries the namespace and applies the strategy. */
-  async function search({ namespace, strategy }: RetrievalScope, input: { question: string; topK: number }): Promise<Retrieval> {
+  /**
+   * Embeds the question (when a model is configured), queries the namespace and applies the
+   * strategy. Earlier turns of a conversation make a follow-up standalone (conversation.ts).
+   */
+  async function search(
+    { namespace, strategy }: RetrievalScope,
+    input: { question: string; topK: number; turns?: readonly Turn[] },
+  ): Promise<Retrieval> {
     const plan = strategyFor(strategy);
+    const query = searchQuery(input.question, input.turns ?? []);
 
     const embeddingStarted = performance.now();
-    const vector = models.embed ? (await models.embed([input.question]))[0] : undefined;
+    const vector = models.embed ? (await models.embed([query.text]))[0] : undefined;
     const embeddingMs = performance.now() - embeddingStarted;
 
     const retrievalStarted = performance.now();
     const candidates = await vectors.query(namespace, {
       vector,
-      sparseVector: encodeQuery(input.question),
+      sparseVector: query.sparse,
       topK: candidatePoolSize(plan, input.topK),
       includeVectors: plan.kind === 'mmr',
     });
@@ -85,6 +104,7 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
         score: c.score,
         chunkType: c.metadata.chunk_type === 'image_description' ? 'image_description' : 'text',
         imageUrl: typeof c.metadata.image_path === 'string' ? (imageUrls.get(c.metadata.image_path) ?? null) : null,
+        ...locationOf(c.metadata),
       })),
       embeddingLatencyMs: Math.round(embeddingMs),
       retrievalLatencyMs: Math.round(retrievalMs),

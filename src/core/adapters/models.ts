@@ -18,6 +18,8 @@ export interface ModelSettings {
 export interface AnswerRequest {
   system: string;
   prompt: string;
+  /** Earlier turns of the conversation, oldest first, sent before the prompt. */
+  history?: { role: 'user' | 'assistant'; content: string }[];
   /** The client's disconnect: generation stops with it. */
   abortSignal?: AbortSignal;
 }
@@ -61,7 +63,7 @@ export function createModels(settings: ModelSettings): Models {
       const result = streamText({
         model: provider.chat(chatModel),
         system: request.system,
-        prompt: request.prompt,
+        messages: [...(request.history ?? []), { role: 'user' as const, content: request.prompt }],
         abortSignal: request.abortSignal,
         maxRetries: 1,
         onError: ({ error }) => {

@@ -47,6 +47,13 @@ export function createSessionRepo(sql: Sql) {
       return row;
     },
 
+    /** The session's last `limit` messages, oldest first. */
+    async recentMessages(sessionId: string, limit: number): Promise<Pick<MessageRow, 'role' | 'content'>[]> {
+      const rows = await sql<Pick<MessageRow, 'role' | 'content'>[]>`
+        select role, content from chat_messages where session_id = ${sessionId} order by position desc limit ${limit}`;
+      return rows.reverse();
+    },
+
     messages(sessionId: string): Promise<MessageRow[]> {
       return sql<MessageRow[]>`
         select id, role, content, sources, created_at from chat_messages

@@ -126,7 +126,17 @@ export function encodeDocument(text: string, params: Bm25Params = {}): SparseVec
  * Empty for stopword-only text.
  */
 export function encodeQuery(text: string): SparseVector {
+  return encodeWeightedQuery([{ text, weight: 1 }]);
+}
+
+/**
+ * A query made of parts that count differently (a follow-up at full weight, the questions before
+ * it less): each term takes the largest weight of the parts it occurs in.
+ */
+export function encodeWeightedQuery(parts: readonly { text: string; weight: number }[]): SparseVector {
   const weights = new Map<number, number>();
-  for (const index of countTerms(tokenize(text)).keys()) weights.set(index, 1);
+  for (const { text, weight } of parts) {
+    for (const index of countTerms(tokenize(text)).keys()) weights.set(index, Math.max(weights.get(index) ?? 0, weight));
+  }
   return toSparseVector(weights);
 }

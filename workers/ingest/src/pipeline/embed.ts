@@ -3,18 +3,9 @@ import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
 import { encodeDocument } from '#core/retrieval/sparse.ts';
+import type { VectorMetadata } from '#core/retrieval/vector-metadata.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
-
-export interface VectorMetadata extends Record<string, unknown> {
-  document_id: string;
-  source: string;
-  chunk_index: number;
-  chunk_type: ChunkRow['chunk_type'];
-  text: string;
-  image_path?: string;
-  page?: number;
-}
 
 /**
  * Step 2, once per batch: describe images, embed, upsert, mark done. Upserts by a
@@ -88,7 +79,9 @@ export async function embedBatch(
 }
 
 function vectorMetadata(documentId: string, name: string, row: ChunkRow): VectorMetadata {
-  const page = typeof row.metadata.page === 'number' ? row.metadata.page : undefined;
+  const { sheet, headings } = row.metadata;
+  // A chunk that runs across pages is cited by the page it starts on.
+  const page = typeof row.metadata.page === 'number' ? row.metadata.page : (row.metadata.pages as number[] | undefined)?.[0];
   return {
     document_id: documentId,
     source: name,
@@ -96,7 +89,9 @@ function vectorMetadata(documentId: string, name: string, row: ChunkRow): Vector
     chunk_type: row.chunk_type,
     text: row.text as string,
     ...(row.image_path ? { image_path: row.image_path } : {}),
-    ...(page ? { page } : {}),
+    ...(typeof page === 'number' && page > 0 ? { page } : {}),
+    ...(typeof sheet === 'string' && sheet ? { sheet } : {}),
+    ...(Array.isArray(headings) && headings.length > 0 ? { headings: headings as string[] } : {}),
   };
 }
 
