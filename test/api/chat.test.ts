@@ -91,12 +91,13 @@ describe('sessions', () => {
     const response = await api('GET', `/chat/${fx.collectionId}/sessions/${session.id}`, { token: cast.owner.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual([
-      { id: expect.any(String), role: 'user', content: 'What was measured?', sources: [], created_at: expect.any(String) },
+      { id: expect.any(String), role: 'user', content: 'What was measured?', sources: [], citations: null, created_at: expect.any(String) },
       {
         id: expect.any(String),
         role: 'assistant',
         content: 'Vitamin D [1].',
         sources: sources.map((s) => ({ ...s, document_id: null, page: null, heading: null })),
+        citations: null,
         created_at: expect.any(String),
       },
     ]);

@@ -34,6 +34,8 @@ function evaluation(
     answer: `From the sources: ${question.toLowerCase()} [1].`,
     faithfulness_score: scores?.[0] ?? null,
     context_relevance_score: scores?.[1] ?? null,
+    // Any value other than the two scores, so a column mix-up shows.
+    citation_support_score: scores ? 1 - scores[1] : null,
     total_latency_ms: 1500,
     embedding_latency_ms: 40,
     retrieval_latency_ms: 120,
@@ -62,6 +64,8 @@ const asRecord = ({ collection_id: _c, user_id: _u, ...record }: EvalRow) => rec
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
 const isScored = (row: EvalRow) => row.faithfulness_score !== null && row.context_relevance_score !== null;
+const citing = (rows: EvalRow[]) =>
+  rows.flatMap((row) => (row.citation_support_score === null ? [] : [row.citation_support_score as number]));
 
 /** The stats, computed here the slow way, to check the SQL against. */
 function expectedStats(window: EvalRow[]) {
@@ -88,6 +92,7 @@ function expectedStats(window: EvalRow[]) {
     scored_queries: scored.length,
     avg_faithfulness: mean(scored.map((row) => row.faithfulness_score as number)),
     avg_context_relevance: mean(scored.map((row) => row.context_relevance_score as number)),
+    avg_citation_support: mean(citing(scored)),
     avg_total_latency_ms: mean(window.map((row) => row.total_latency_ms)),
     avg_retrieval_latency_ms: mean(window.map((row) => row.retrieval_latency_ms)),
     avg_generation_latency_ms: mean(
@@ -100,6 +105,7 @@ function expectedStats(window: EvalRow[]) {
         date,
         avg_faithfulness: mean(scoredOfDay.map((row) => row.faithfulness_score as number)),
         avg_context_relevance: mean(scoredOfDay.map((row) => row.context_relevance_score as number)),
+        avg_citation_support: mean(citing(scoredOfDay)),
         count: ofDay.length,
       };
     }),
@@ -130,6 +136,7 @@ function expectStatsClose(actual: Record<string, any>, expected: ReturnType<type
   for (const key of [
     'avg_faithfulness',
     'avg_context_relevance',
+    'avg_citation_support',
     'avg_total_latency_ms',
     'avg_retrieval_latency_ms',
     'avg_generation_latency_ms',
@@ -142,6 +149,7 @@ function expectStatsClose(actual: Record<string, any>, expected: ReturnType<type
   expected.trend.forEach((point, i) => {
     close(actual.trend[i].avg_faithfulness, point.avg_faithfulness);
     close(actual.trend[i].avg_context_relevance, point.avg_context_relevance);
+    close(actual.trend[i].avg_citation_support, point.avg_citation_support);
   });
   expect(actual.worst_queries).toEqual(expected.worst_queries);
 }
@@ -229,7 +237,7 @@ describe('GET /evals/{collection_id}', () => {
       for (const key of ['generation_latency_ms', 'time_to_first_token_ms']) {
         expect(record[key] === null || Number.isInteger(record[key])).toBe(true);
       }
-      for (const key of ['faithfulness_score', 'context_relevance_score']) {
+      for (const key of ['faithfulness_score', 'context_relevance_score', 'citation_support_score']) {
         expect(record[key] === null || (typeof record[key] === 'number' && record[key] >= 0 && record[key] <= 1)).toBe(true);
       }
       expect(record.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -290,7 +298,13 @@ describe('GET /evals/{collection_id}/stats', () => {
       '2026-11-20:2',
       '2026-11-21:4',
     ]);
-    expect(response.body.trend[2]).toEqual({ date: '2026-11-20', avg_faithfulness: null, avg_context_relevance: null, count: 2 });
+    expect(response.body.trend[2]).toEqual({
+      date: '2026-11-20',
+      avg_faithfulness: null,
+      avg_context_relevance: null,
+      avg_citation_support: null,
+      count: 2,
+    });
     expect(response.body.trend[1].avg_faithfulness).toBeCloseTo(0.15, 12);
     expect(response.body.worst_queries.map((q: { question: string }) => q.question)).toEqual([
       'Who funded the trial?',
@@ -315,10 +329,12 @@ describe('GET /evals/{collection_id}/stats', () => {
     // The ten oldest rows are extreme in every figure, so letting any of them in would show.
     await db()`
       insert into evaluations (collection_id, user_id, question, answer, faithfulness_score, context_relevance_score,
-                               total_latency_ms, embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
-                               time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer, created_at)
+                               citation_support_score, total_latency_ms, embedding_latency_ms, retrieval_latency_ms,
+                               generation_latency_ms, time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer,
+                               created_at)
       select ${collection.id}, ${cast.memberIngest.id}, 'Question ' || i, 'Answer ' || i,
              case when i <= 10 then 0 else 0.9 end, case when i <= 10 then 0 else i / 1000.0 end,
+             case when i <= 10 then 0 else 1 - i / 1000.0 end,
              i, 25, case when i <= 10 then 10000 else 20 end, 2 * i, 100, ${EXTRACTIVE}, 'similarity', 5, 'lexical',
              timestamptz '2026-10-01T00:00:00Z' + i * interval '1 hour'
         from generate_series(1, 510) as i`;
@@ -383,6 +399,7 @@ describe('GET /evals/{collection_id}/stats', () => {
         scored_queries: 0,
         avg_faithfulness: null,
         avg_context_relevance: null,
+        avg_citation_support: null,
         avg_total_latency_ms: null,
         avg_retrieval_latency_ms: null,
         avg_generation_latency_ms: null,
@@ -390,7 +407,7 @@ describe('GET /evals/{collection_id}/stats', () => {
         worst_queries: [],
       },
     });
-    expect(Object.keys(stats.body)).toHaveLength(9);
+    expect(Object.keys(stats.body)).toHaveLength(10);
     expect((await api('GET', `/evals/${collection.id}`, { token: cast.owner.token })).body).toEqual([]);
   });
 
@@ -407,7 +424,9 @@ describe('GET /evals/{collection_id}/stats', () => {
     const { body } = await api('GET', `/evals/${collection.id}/stats`, { token: cast.owner.token });
     expectStatsClose(body, expectedStats(pending));
     expect(body).toMatchObject({ total_queries: 2, scored_queries: 0, avg_faithfulness: null, avg_total_latency_ms: 1500 });
-    expect(body.trend).toEqual([{ date: '2026-11-22', avg_faithfulness: null, avg_context_relevance: null, count: 2 }]);
+    expect(body.trend).toEqual([
+      { date: '2026-11-22', avg_faithfulness: null, avg_context_relevance: null, avg_citation_support: null, count: 2 },
+    ]);
     expect(body.worst_queries).toEqual([]);
   });
 });

@@ -40,12 +40,28 @@ export const SourceSchema = z
   })
   .openapi('Source');
 
+export const CitationCheckSchema = z
+  .object({
+    source: z.number().int().openapi({ description: 'The n of [n]: the n-th source of the answer (from 1)', example: 2 }),
+    sentence: z.string().openapi({ description: 'The sentence that cites it, without its markers' }),
+    supported: z.boolean().openapi({ description: 'Whether source n states or directly implies the sentence' }),
+  })
+  .openapi('CitationCheck');
+
 export const MessageSchema = z
   .object({
     id: Id,
     role: z.enum(['user', 'assistant']),
     content: z.string(),
     sources: z.array(SourceSchema),
+    citations: z
+      .array(CitationCheckSchema)
+      .nullable()
+      .openapi({
+        description:
+          'An answer’s citations, checked once the answer is scored: each [n] and whether source n supports the sentence ' +
+          'citing it. Null for questions, and for an answer not scored yet.',
+      }),
     created_at: Timestamp,
   })
   .openapi('ChatMessage');

@@ -40,6 +40,12 @@ export const EvaluationSchema = z
     context_relevance_score: Score.nullable().openapi({
       description: 'How relevant the retrieved sources were to the question, 0–1; null until scored, or when scoring failed',
     }),
+    citation_support_score: Score.nullable().openapi({
+      description:
+        'Share of the answer’s citations whose passage supports the sentence that cites it, 0–1: each [n] is checked ' +
+        'against source n (by the judge model when one is configured, else lexically); a number that names no source ' +
+        'counts as unsupported. Null until scored, when scoring failed, or when the answer cites nothing.',
+    }),
     total_latency_ms: Millis,
     embedding_latency_ms: Millis.openapi({ description: 'Embedding the question; 0 when retrieval was sparse only' }),
     retrieval_latency_ms: Millis,
@@ -59,6 +65,9 @@ export const TrendPointSchema = z
     date: z.string().openapi({ format: 'date', description: 'A UTC day', example: '2026-11-21' }),
     avg_faithfulness: Score.nullable().openapi({ description: 'Over the day’s scored queries; null when none was scored' }),
     avg_context_relevance: Score.nullable().openapi({ description: 'Over the day’s scored queries; null when none was scored' }),
+    avg_citation_support: Score.nullable().openapi({
+      description: 'Over the day’s scored queries that cite something; null when there are none',
+    }),
     count: z.number().int().openapi({ description: 'Every query of the day in the window, scored or not' }),
   })
   .openapi('EvaluationTrendPoint');
@@ -81,6 +90,9 @@ export const EvaluationStatsSchema = z
     scored_queries: z.number().int().openapi({ description: 'Rows in the window with both scores' }),
     avg_faithfulness: Score.nullable().openapi({ description: 'Over the scored rows; null when there are none' }),
     avg_context_relevance: Score.nullable().openapi({ description: 'Over the scored rows; null when there are none' }),
+    avg_citation_support: Score.nullable().openapi({
+      description: 'Over the scored rows whose answer cites something; null when there are none',
+    }),
     avg_total_latency_ms: MeanMillis,
     avg_retrieval_latency_ms: MeanMillis,
     avg_generation_latency_ms: MeanMillis.openapi({

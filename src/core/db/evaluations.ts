@@ -11,6 +11,7 @@ export interface EvaluationRow {
   answer: string;
   faithfulness_score: number | null;
   context_relevance_score: number | null;
+  citation_support_score: number | null;
   total_latency_ms: number;
   embedding_latency_ms: number;
   retrieval_latency_ms: number;
@@ -28,6 +29,7 @@ export interface TrendPoint {
   date: string;
   avg_faithfulness: number | null;
   avg_context_relevance: number | null;
+  avg_citation_support: number | null;
   count: number;
 }
 
@@ -46,6 +48,7 @@ export interface EvaluationStats {
   scored_queries: number;
   avg_faithfulness: number | null;
   avg_context_relevance: number | null;
+  avg_citation_support: number | null;
   avg_total_latency_ms: number | null;
   avg_retrieval_latency_ms: number | null;
   avg_generation_latency_ms: number | null;
@@ -58,7 +61,7 @@ export function createEvaluationRepo(sql: Sql) {
     /** Newest first; ties on created_at broken by id so that pages never overlap. */
     list(collectionId: string, page: { limit: number; offset: number }): Promise<EvaluationRow[]> {
       return sql<EvaluationRow[]>`
-        select id, question, answer, faithfulness_score, context_relevance_score,
+        select id, question, answer, faithfulness_score, context_relevance_score, citation_support_score,
                total_latency_ms, embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
                time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer, scorer_error, created_at
           from evaluations
@@ -76,7 +79,7 @@ export function createEvaluationRepo(sql: Sql) {
     async stats(collectionId: string): Promise<EvaluationStats> {
       const [row] = await sql<EvaluationStats[]>`
         with recent as (
-          select id, question, faithfulness_score, context_relevance_score, total_latency_ms,
+          select id, question, faithfulness_score, context_relevance_score, citation_support_score, total_latency_ms,
                  retrieval_latency_ms, generation_latency_ms, engine, created_at,
                  (faithfulness_score is not null and context_relevance_score is not null) as scored
             from evaluations
@@ -88,6 +91,7 @@ export function createEvaluationRepo(sql: Sql) {
           select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
                  avg(faithfulness_score) filter (where scored)::float8 as avg_faithfulness,
                  avg(context_relevance_score) filter (where scored)::float8 as avg_context_relevance,
+                 avg(citation_support_score) filter (where scored)::float8 as avg_citation_support,
                  count(*)::int as count
             from recent
            group by 1
@@ -109,12 +113,14 @@ export function createEvaluationRepo(sql: Sql) {
                (count(*) filter (where scored))::int as scored_queries,
                (avg(faithfulness_score) filter (where scored))::float8 as avg_faithfulness,
                (avg(context_relevance_score) filter (where scored))::float8 as avg_context_relevance,
+               (avg(citation_support_score) filter (where scored))::float8 as avg_citation_support,
                avg(total_latency_ms)::float8 as avg_total_latency_ms,
                avg(retrieval_latency_ms)::float8 as avg_retrieval_latency_ms,
                avg(generation_latency_ms)::float8 as avg_generation_latency_ms,
                coalesce((select json_agg(json_build_object(
                           'date', date, 'avg_faithfulness', avg_faithfulness,
-                          'avg_context_relevance', avg_context_relevance, 'count', count) order by date)
+                          'avg_context_relevance', avg_context_relevance,
+                          'avg_citation_support', avg_citation_support, 'count', count) order by date)
                            from days), '[]'::json) as trend,
                coalesce((select json_agg(json_build_object(
                           'id', id, 'question', question, 'faithfulness_score', faithfulness_score,

@@ -37,23 +37,24 @@ export function createExchangeRepo(sql: Sql) {
              where id = ${exchange.sessionId} and user_id = ${exchange.userId}
             returning id`;
           // The session may have been deleted while the answer streamed: the record still stands.
-          if (session) {
-            sessionId = exchange.sessionId;
-            await tx`insert into chat_messages (session_id, role, content, sources)
-                     values (${exchange.sessionId}, 'user', ${exchange.question}, '[]'::jsonb),
-                            (${exchange.sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)})`;
-          }
+          if (session) sessionId = exchange.sessionId;
         }
-        const [row] = await tx<{ id: string }[]>`
-          insert into evaluations (collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
+        const evaluationId = crypto.randomUUID();
+        await tx`
+          insert into evaluations (id, collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
                                    embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
                                    time_to_first_token_ms, engine, retrieval_strategy, top_k)
-          values (${exchange.collectionId}, ${exchange.userId}, ${sessionId}, ${exchange.question}, ${exchange.answer},
-                  ${tx.json(exchange.sources as never)}, ${exchange.totalLatencyMs}, ${exchange.embeddingLatencyMs},
-                  ${exchange.retrievalLatencyMs}, ${exchange.generationLatencyMs}, ${exchange.timeToFirstTokenMs},
-                  ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK})
-          returning id`;
-        return (row as { id: string }).id;
+          values (${evaluationId}, ${exchange.collectionId}, ${exchange.userId}, ${sessionId}, ${exchange.question},
+                  ${exchange.answer}, ${tx.json(exchange.sources as never)}, ${exchange.totalLatencyMs},
+                  ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.generationLatencyMs},
+                  ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK})`;
+        if (sessionId) {
+          // The answer names its record, so the scoring worker can put the citation checks on it.
+          await tx`insert into chat_messages (session_id, role, content, sources, evaluation_id)
+                   values (${sessionId}, 'user', ${exchange.question}, '[]'::jsonb, null),
+                          (${sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)}, ${evaluationId})`;
+        }
+        return evaluationId;
       });
     },
   };

@@ -1,3 +1,4 @@
+import type { CitationCheck } from '../evals/citations.ts';
 import type { Scores } from '../evals/lexical-scorer.ts';
 import type { Sql } from './client.ts';
 
@@ -7,6 +8,12 @@ export interface StoredEvaluation {
   answer: unknown;
   sources: unknown;
   scored_at: string | null;
+}
+
+/** Each [n] of the answer checked against passage n, and the share that held (null: nothing cited). */
+export interface CitationScores {
+  citation_support_score: number | null;
+  citations: CitationCheck[];
 }
 
 /**
@@ -21,16 +28,25 @@ export function createEvaluationsDb(sql: Sql) {
       return row;
     },
 
-    /** False when the record is gone or another delivery scored it first. */
-    async saveScores(id: string, scores: Scores, scorer: string): Promise<boolean> {
-      const rows = await sql`
-        update evaluations
-           set faithfulness_score = ${scores.faithfulness_score},
-               context_relevance_score = ${scores.context_relevance_score},
-               scorer = ${scorer}, scored_at = now(), scorer_error = null
-         where id = ${id} and scored_at is null
-        returning id`;
-      return rows.length > 0;
+    /**
+     * The scores, and the citation checks on the record and on the answer's chat message. False
+     * when the record is gone or another delivery scored it first.
+     */
+    async saveScores(id: string, scores: Scores & CitationScores, scorer: string): Promise<boolean> {
+      return sql.begin(async (tx) => {
+        const rows = await tx`
+          update evaluations
+             set faithfulness_score = ${scores.faithfulness_score},
+                 context_relevance_score = ${scores.context_relevance_score},
+                 citation_support_score = ${scores.citation_support_score},
+                 citations = ${tx.json(scores.citations as never)},
+                 scorer = ${scorer}, scored_at = now(), scorer_error = null
+           where id = ${id} and scored_at is null
+          returning id`;
+        if (rows.length === 0) return false;
+        await tx`update chat_messages set citations = ${tx.json(scores.citations as never)} where evaluation_id = ${id}`;
+        return true;
+      });
     },
 
     /** Marks the record as done without scores, so nothing waits on it; the message is shown to users as is. */

@@ -12,6 +12,8 @@ export interface MessageRow {
   role: 'user' | 'assistant';
   content: string;
   sources: unknown[];
+  /** An answer's checked citations, once scored; null for questions and before scoring. */
+  citations: unknown[] | null;
   created_at: string;
 }
 
@@ -56,7 +58,7 @@ export function createSessionRepo(sql: Sql) {
 
     messages(sessionId: string): Promise<MessageRow[]> {
       return sql<MessageRow[]>`
-        select id, role, content, sources, created_at from chat_messages
+        select id, role, content, sources, citations, created_at from chat_messages
          where session_id = ${sessionId} order by position`;
     },
 

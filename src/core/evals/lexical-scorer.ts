@@ -69,7 +69,7 @@ function recall(wanted: ReadonlySet<string>, present: ReadonlySet<string>): numb
  * statement's numbers does not count: a wrong figure or date is the commonest hallucination
  * and only one term, which recall alone would forgive.
  */
-function supportRecall(terms: readonly string[], windows: readonly ReadonlySet<string>[]): number {
+export function supportRecall(terms: readonly string[], windows: readonly ReadonlySet<string>[]): number {
   const wanted = new Set(terms);
   const numbers = [...wanted].filter((term) => NUMBER.test(term));
   let best = 0;
@@ -79,7 +79,7 @@ function supportRecall(terms: readonly string[], windows: readonly ReadonlySet<s
   return best;
 }
 
-function sourceWindows(text: string): Set<string>[] {
+export function sourceWindows(text: string): Set<string>[] {
   const sentenceTerms = splitSentences(text).map((sentence) => contentTerms(sentence));
   const windows: Set<string>[] = [];
   for (let start = 0; start < sentenceTerms.length; start++) {

@@ -1,20 +1,43 @@
 import type { Models } from '#core/adapters/models.ts';
+import type { CitationScores } from '#core/db/scoring.ts';
+import { checkCitationsLexically, citationSupport, judgeCitations } from '#core/evals/citations.ts';
 import { judgeScores, lexicalScores, type ScoreInput, type Scores } from '#core/evals/lexical-scorer.ts';
 import type { ScoringConfig } from './config.ts';
 
 /** One way of scoring, and the name it is recorded under in evaluations.scorer. */
 export interface Scorer {
   name: string;
-  score(input: ScoreInput): Promise<Scores>;
+  score(input: ScoreInput): Promise<Scores & CitationScores>;
 }
 
-/** The judge model when one is configured, else the lexical scorer (with embeddings when there is a model for them). */
+const withSupport = (citations: CitationScores['citations']): CitationScores => ({
+  citations,
+  citation_support_score: citationSupport(citations),
+});
+
+/**
+ * The judge model when one is configured, else the lexical scorer (with embeddings when there is
+ * a model for them). The same choice checks the answer's citations.
+ */
 export function createScorer(config: ScoringConfig, models: Models): Scorer {
   if (config.JUDGE_MODEL) {
     const model = models.languageModel(config.JUDGE_MODEL);
-    return { name: `judge:${config.JUDGE_MODEL}`, score: (input) => judgeScores(input, model) };
+    return {
+      name: `judge:${config.JUDGE_MODEL}`,
+      score: async (input) => {
+        const [scores, citations] = await Promise.all([
+          judgeScores(input, model),
+          judgeCitations(input.answer, input.sources, model),
+        ]);
+        return { ...scores, ...withSupport(citations) };
+      },
+    };
   }
   const { embed } = models;
-  if (embed) return { name: 'lexical+embeddings', score: (input) => lexicalScores(input, { embed }) };
-  return { name: 'lexical', score: (input) => lexicalScores(input) };
+  const lexical = async (input: ScoreInput, options: Parameters<typeof lexicalScores>[1]) => ({
+    ...(await lexicalScores(input, options)),
+    ...withSupport(checkCitationsLexically(input.answer, input.sources)),
+  });
+  if (embed) return { name: 'lexical+embeddings', score: (input) => lexical(input, { embed }) };
+  return { name: 'lexical', score: (input) => lexical(input, {}) };
 }
