@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankIsUnset, optionalUrl, parseSettings, SharedSettings } from '#core/config.ts';
+import { blankIsUnset, optionalUrl, parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 export const ConfigSchema = z.object({
@@ -8,6 +8,7 @@ export const ConfigSchema = z.object({
   QSTASH_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
   /** The model that writes answers, through the OpenAI-compatible provider. */
   CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  ...roleEndpoint('CHAT'),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
   SCORING_WORKER_URL: optionalUrl,
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),

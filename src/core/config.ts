@@ -6,6 +6,14 @@ import { parseTrustedOrigins } from './urls/url-policy.ts';
 export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
 export const optionalUrl = z.preprocess(blankIsUnset, z.url().optional());
 
+const optionalKey = z.preprocess(blankIsUnset, z.string().optional());
+
+/** ROLE_BASE_URL and ROLE_API_KEY: a model role's own provider, each falling back to OPENAI_*. */
+export function roleEndpoint<R extends string>(role: R) {
+  return { [`${role}_BASE_URL`]: optionalUrl, [`${role}_API_KEY`]: optionalKey } as Record<`${R}_BASE_URL`, typeof optionalUrl> &
+    Record<`${R}_API_KEY`, typeof optionalKey>;
+}
+
 /** Settings the workers share; each worker's own schema picks from them. */
 export const SharedSettings = {
   HYPERDRIVE: z.object({ connectionString: z.string().min(1) }, 'the Hyperdrive binding HYPERDRIVE is missing'),
@@ -18,9 +26,11 @@ export const SharedSettings = {
   /** The ingest worker's public URL: QStash delivers there, and it checks signatures against it. */
   INGEST_WORKER_URL: optionalUrl,
   DNS_OVER_HTTPS_URL: z.url().default('https://cloudflare-dns.com/dns-query'),
-  /** Any OpenAI-compatible endpoint; unset means OpenAI itself. */
+  /** Any OpenAI-compatible endpoint; unset means OpenAI itself. Every model role falls back to it. */
   OPENAI_BASE_URL: optionalUrl,
   OPENAI_API_KEY: z.string().min(1, 'OPENAI_API_KEY is required'),
+  /** The embedding role's own endpoint, when it is not the shared one (each worker adds its other roles). */
+  ...roleEndpoint('EMBEDDING'),
   /** Unset: no dense vectors; the index must then be a sparse one, and retrieval is BM25-style alone. */
   EMBEDDING_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
   EMBEDDING_DIMENSIONS: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),

@@ -37,8 +37,8 @@ beforeAll(async () => {
   models = createModels({
     baseUrl: `${base}/openai/v1`,
     apiKey: 'model-key',
-    embeddingModel: 'tiny-minilm',
-    visionModel: modelServer.models.vision,
+    embedding: { model: 'tiny-minilm' },
+    vision: { model: modelServer.models.vision },
   });
   vectors = createVectorStore({ url: `${base}/vector`, token: 'vector-key' });
   index = new Index({ url: `${base}/vector`, token: 'vector-key' });

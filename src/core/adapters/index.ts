@@ -1,17 +1,19 @@
 import type { z } from 'zod';
 import type { SharedSettings } from '../config.ts';
-import { createModels, type Models } from './models.ts';
+import { createModels, type ModelSettings, type Models, type RoleModel } from './models.ts';
 import { createQueue, type Queue } from './queue.ts';
 import { createObjectStore, type ObjectStore } from './storage.ts';
 import { createVectorStore, type VectorStore } from './vectors.ts';
 
 type Shared = z.output<z.ZodObject<typeof SharedSettings>>;
 
-/** Every worker talks to the model endpoint; the writing and vision models are the API's and the ingest worker's. */
-type ModelKeys = Pick<Shared, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'EMBEDDING_MODEL' | 'EMBEDDING_DIMENSIONS'> & {
-  CHAT_MODEL?: string;
-  VISION_MODEL?: string;
-};
+/**
+ * Every worker talks to a model endpoint; the writing, vision and judge models are the API's, the
+ * ingest worker's and the scoring worker's. Each role may name its own endpoint.
+ */
+type RoleKeys<R extends string> = Partial<Record<`${R}_MODEL` | `${R}_BASE_URL` | `${R}_API_KEY`, string>>;
+type ModelKeys = Pick<Shared, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'EMBEDDING_DIMENSIONS'> &
+  RoleKeys<'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE'>;
 type StoreKeys = Pick<Shared, 'SUPABASE_URL' | 'SUPABASE_SERVICE_ROLE_KEY' | 'STORAGE_BUCKET'>;
 type VectorKeys = Pick<Shared, 'UPSTASH_VECTOR_REST_URL' | 'UPSTASH_VECTOR_REST_TOKEN'>;
 type QueueKeys = Pick<Shared, 'QSTASH_URL'> & { QSTASH_TOKEN?: string };
@@ -46,14 +48,7 @@ export function adaptersFor<S extends AdapterSettings>(settings: S): AdaptersFor
   let adapters = cache.get(settings);
   if (!adapters) {
     adapters = {
-      models: createModels({
-        baseUrl: settings.OPENAI_BASE_URL,
-        apiKey: settings.OPENAI_API_KEY,
-        embeddingModel: settings.EMBEDDING_MODEL,
-        embeddingDimensions: settings.EMBEDDING_DIMENSIONS,
-        chatModel: settings.CHAT_MODEL,
-        visionModel: settings.VISION_MODEL,
-      }),
+      models: createModels(modelSettings(settings)),
       ...(settings.SUPABASE_URL && settings.SUPABASE_SERVICE_ROLE_KEY && settings.STORAGE_BUCKET
         ? {
             store: createObjectStore({
@@ -80,4 +75,25 @@ export function adaptersFor<S extends AdapterSettings>(settings: S): AdaptersFor
     cache.set(settings, adapters);
   }
   return adapters as AdaptersFor<S>;
+}
+
+/** A role with a model, on its own endpoint where it names one. */
+function role<R extends 'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE'>(settings: ModelKeys, name: R): RoleModel | undefined {
+  const model = settings[`${name}_MODEL`];
+  if (!model) return undefined;
+  const baseUrl = settings[`${name}_BASE_URL`];
+  const apiKey = settings[`${name}_API_KEY`];
+  return { model, ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}) };
+}
+
+function modelSettings(settings: ModelKeys): ModelSettings {
+  const embedding = role(settings, 'EMBEDDING');
+  return {
+    baseUrl: settings.OPENAI_BASE_URL,
+    apiKey: settings.OPENAI_API_KEY,
+    chat: role(settings, 'CHAT'),
+    embedding: embedding && { ...embedding, dimensions: settings.EMBEDDING_DIMENSIONS },
+    vision: role(settings, 'VISION'),
+    judge: role(settings, 'JUDGE'),
+  };
 }

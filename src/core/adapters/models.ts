@@ -2,17 +2,28 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { embedMany, generateText, type LanguageModel, streamText } from 'ai';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
-export interface ModelSettings {
-  /** Any OpenAI-compatible endpoint; the devstack's locally. */
+/** An OpenAI-compatible endpoint: unset baseUrl means OpenAI itself. */
+export interface Endpoint {
   baseUrl?: string;
   apiKey: string;
-  /** Unset: no dense embeddings, and retrieval runs on sparse vectors alone. */
-  embeddingModel?: string;
+}
+
+/** A role's model, and its own endpoint when it has one; otherwise the shared one serves it. */
+export type RoleModel = { model: string } & Partial<Endpoint>;
+
+/**
+ * The four roles a model plays. Each may live on its own provider (chat on OpenAI, embeddings on a
+ * local server); a role with no endpoint of its own uses `shared`.
+ */
+export interface ModelSettings extends Endpoint {
   /** The model that writes answers (the API). */
-  chatModel?: string;
-  embeddingDimensions?: number;
+  chat?: RoleModel;
+  /** Unset: no dense embeddings, and retrieval runs on sparse vectors alone. */
+  embedding?: RoleModel & { dimensions?: number };
   /** Needed only where figures are described (the ingest worker). */
-  visionModel?: string;
+  vision?: RoleModel;
+  /** The scoring worker's judge; unset: the lexical scorer. */
+  judge?: RoleModel;
 }
 
 export interface AnswerRequest {
@@ -33,16 +44,30 @@ export interface Models {
   embed: ((texts: string[]) => Promise<number[][]>) | null;
   /** What a figure or scanned page shows, in words, for retrieval. */
   describeImage(png: Uint8Array): Promise<string>;
-  /** A chat model of this endpoint, for code that prompts it through the AI SDK itself (the judge). */
-  languageModel(name: string): LanguageModel;
+  /** The judge role's model, for code that prompts it through the AI SDK itself; null without one. */
+  judge: LanguageModel | null;
 }
 
 const DESCRIBE_PROMPT =
   'Describe this image from a document for a search index. Transcribe all legible text exactly, ' +
   'then summarise any chart, table or diagram in a few sentences. Answer with the description only.';
 
+const hostOf = (baseUrl?: string) => (baseUrl ? new URL(baseUrl).host : 'api.openai.com');
+
 export function createModels(settings: ModelSettings): Models {
-  const provider = createOpenAI({ baseURL: settings.baseUrl, apiKey: settings.apiKey });
+  const providers = new Map<string, ReturnType<typeof createOpenAI>>();
+  /** The role's provider: its own endpoint, or the shared one; one client per distinct endpoint. */
+  const providerFor = (role?: Partial<Endpoint>) => {
+    const baseURL = role?.baseUrl ?? settings.baseUrl;
+    const apiKey = role?.apiKey ?? settings.apiKey;
+    const key = `${baseURL ?? ''}\n${apiKey}`;
+    let provider = providers.get(key);
+    if (!provider) {
+      provider = createOpenAI({ baseURL, apiKey });
+      providers.set(key, provider);
+    }
+    return provider;
+  };
   const guard = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
       return await run();
@@ -50,18 +75,16 @@ export function createModels(settings: ModelSettings): Models {
       throw new UpstreamError('models', `${what}: ${describeCause(error)}`, { cause: error });
     }
   };
-  const embeddingModel = settings.embeddingModel;
-
-  const chatModel = settings.chatModel;
+  const { chat, embedding, vision, judge } = settings;
 
   return {
-    engine: `${settings.baseUrl ? new URL(settings.baseUrl).host : 'api.openai.com'}/${chatModel ?? 'none'}`,
+    engine: `${hostOf(chat?.baseUrl ?? settings.baseUrl)}/${chat?.model ?? 'none'}`,
 
     async *streamAnswer(request) {
-      if (!chatModel) throw new UpstreamError('models', 'no chat model is configured');
+      if (!chat) throw new UpstreamError('models', 'no chat model is configured');
       let failure: unknown;
       const result = streamText({
-        model: provider.chat(chatModel),
+        model: providerFor(chat).chat(chat.model),
         system: request.system,
         messages: [...(request.history ?? []), { role: 'user' as const, content: request.prompt }],
         abortSignal: request.abortSignal,
@@ -78,16 +101,14 @@ export function createModels(settings: ModelSettings): Models {
       if (failure) throw new UpstreamError('models', `generate: ${describeCause(failure)}`, { cause: failure });
     },
 
-    embed: embeddingModel
+    embed: embedding
       ? (texts) =>
           guard('embed', async () => {
             const { embeddings } = await embedMany({
-              model: provider.embedding(embeddingModel),
+              model: providerFor(embedding).embedding(embedding.model),
               values: texts,
               maxRetries: 1,
-              ...(settings.embeddingDimensions
-                ? { providerOptions: { openai: { dimensions: settings.embeddingDimensions } } }
-                : {}),
+              ...(embedding.dimensions ? { providerOptions: { openai: { dimensions: embedding.dimensions } } } : {}),
             });
             return embeddings;
           })
@@ -95,9 +116,9 @@ export function createModels(settings: ModelSettings): Models {
 
     describeImage: (png) =>
       guard('describe image', async () => {
-        if (!settings.visionModel) throw new Error('no vision model is configured');
+        if (!vision) throw new Error('no vision model is configured');
         const { text } = await generateText({
-          model: provider.chat(settings.visionModel),
+          model: providerFor(vision).chat(vision.model),
           maxRetries: 1,
           messages: [
             {
@@ -112,6 +133,6 @@ export function createModels(settings: ModelSettings): Models {
         return text.trim();
       }),
 
-    languageModel: (name) => provider.chat(name),
+    judge: judge ? providerFor(judge).chat(judge.model) : null,
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSettings, SharedSettings } from '#core/config.ts';
+import { parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
 import { MAX_DOCUMENT_CHARS, MAX_DOCUMENT_CHUNKS, MAX_PDF_PAGES } from '#core/limits.ts';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -12,6 +12,7 @@ export const IngestSettings = z.object({
   QSTASH_CURRENT_SIGNING_KEY: z.string().min(1, 'QSTASH_CURRENT_SIGNING_KEY is required'),
   QSTASH_NEXT_SIGNING_KEY: z.string().min(1, 'QSTASH_NEXT_SIGNING_KEY is required'),
   VISION_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  ...roleEndpoint('VISION'),
   /** Text chunks embedded and upserted per QStash message. */
   INGEST_BATCH_SIZE: positiveInt(32),
   /** What one document may yield (src/core/limits.ts says why); past either, it ends `partial`. */

@@ -20,8 +20,8 @@ const withSupport = (citations: CitationScores['citations']): CitationScores => 
  * a model for them). The same choice checks the answer's citations.
  */
 export function createScorer(config: ScoringConfig, models: Models): Scorer {
-  if (config.JUDGE_MODEL) {
-    const model = models.languageModel(config.JUDGE_MODEL);
+  const model = models.judge;
+  if (config.JUDGE_MODEL && model) {
     return {
       name: `judge:${config.JUDGE_MODEL}`,
       score: async (input) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankIsUnset, parseSettings, SharedSettings } from '#core/config.ts';
+import { blankIsUnset, parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
 
 /**
  * Every setting the scoring worker reads; .dev.vars.example documents each one. Of the shared
@@ -9,6 +9,8 @@ export const ScoringSettings = z.object({
   HYPERDRIVE: SharedSettings.HYPERDRIVE,
   OPENAI_BASE_URL: SharedSettings.OPENAI_BASE_URL,
   OPENAI_API_KEY: SharedSettings.OPENAI_API_KEY,
+  ...roleEndpoint('EMBEDDING'),
+  ...roleEndpoint('JUDGE'),
   EMBEDDING_MODEL: SharedSettings.EMBEDDING_MODEL,
   EMBEDDING_DIMENSIONS: SharedSettings.EMBEDDING_DIMENSIONS,
   SCORING_WORKER_URL: z.url('SCORING_WORKER_URL must be this worker’s public URL, which QStash signs'),
