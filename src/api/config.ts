@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { blankIsUnset, optionalUrl, parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
+import { parseFusion } from './services/fusion.ts';
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 export const ConfigSchema = z.object({
@@ -9,6 +10,15 @@ export const ConfigSchema = z.object({
   /** The model that writes answers, through the OpenAI-compatible provider. */
   CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
   ...roleEndpoint('CHAT'),
+  /** How dense and sparse results are combined (src/api/services/fusion.ts); ignored without an embedding model. */
+  RETRIEVAL_FUSION: z
+    .string()
+    .default('rrf')
+    .transform((value, ctx) => {
+      const fusion = parseFusion(value);
+      if (!fusion) ctx.addIssue({ code: 'custom', message: 'RETRIEVAL_FUSION must be rrf, dbsf, dense, sparse or convex:<0–1>' });
+      return fusion ?? z.NEVER;
+    }),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
   SCORING_WORKER_URL: optionalUrl,
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),

@@ -37,7 +37,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     shares: createShareRepo(sql),
   };
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
-  const retrieval = createRetrievalService(deps);
+  const retrieval = createRetrievalService({ ...deps, fusion: config.RETRIEVAL_FUSION });
   return {
     access: deps.access,
     collections: createCollectionService(deps),

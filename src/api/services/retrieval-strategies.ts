@@ -14,8 +14,8 @@ export interface Candidate {
 /** A collection's `retrieval_strategy` with its parameters. */
 export type Strategy = { kind: 'similarity' } | { kind: 'mmr'; lambda: number } | { kind: 'threshold'; minScore: number | null };
 
-/** Which of the index's vectors the query used; it decides what a score means. */
-export type QueryMode = 'dense' | 'sparse' | 'hybrid';
+/** Which of the index's vectors the query used, and how they were fused; it decides what a score means. */
+export type QueryMode = 'dense' | 'sparse' | 'hybrid' | 'dbsf' | 'convex';
 
 /** Halfway between relevance and novelty: LangChain's and LlamaIndex's default too. */
 export const DEFAULT_MMR_LAMBDA = 0.5;
@@ -38,8 +38,18 @@ export const DEFAULT_MMR_LAMBDA = 0.5;
  *   what it can say is that both retrievers found the chunk. One list gives at most 1/61;
  *   a chunk in both lists at ranks below 60 gets at least 2/119 > 1/60. So 1/60 keeps
  *   exactly the chunks that both the semantic and the keyword search returned.
+ * - dbsf: Upstash scales each list by its mean ± 3 standard deviations onto [0, 1] and adds
+ *   them, so the fused score is in [0, 2]; 0.5 keeps a chunk strong in one list or fair in both.
+ * - convex: each list min–max scaled onto [0, 1] over the candidates, then mixed (fusion.ts),
+ *   so 0.5 keeps chunks at least halfway between the worst and the best candidate.
  */
-export const DEFAULT_SCORE_THRESHOLD: Readonly<Record<QueryMode, number>> = { dense: 0.65, sparse: 1, hybrid: 1 / 60 };
+export const DEFAULT_SCORE_THRESHOLD: Readonly<Record<QueryMode, number>> = {
+  dense: 0.65,
+  sparse: 1,
+  hybrid: 1 / 60,
+  dbsf: 0.5,
+  convex: 0.5,
+};
 
 /** MMR reranks a pool larger than the answer; more than this costs latency for little diversity. */
 export const MAX_MMR_POOL = 100;

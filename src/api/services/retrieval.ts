@@ -4,7 +4,15 @@ import type { Caller } from '../auth/caller.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
 import { searchQuery, type Turn } from './conversation.ts';
 import type { ServiceDeps } from './deps.ts';
-import { applyStrategy, candidatePoolSize, DEFAULT_MMR_LAMBDA, type Strategy } from './retrieval-strategies.ts';
+import { convexFuse, type Fusion } from './fusion.ts';
+import {
+  applyStrategy,
+  type Candidate,
+  candidatePoolSize,
+  DEFAULT_MMR_LAMBDA,
+  type QueryMode,
+  type Strategy,
+} from './retrieval-strategies.ts';
 
 /** Image links in passages are minted when the passage is read, and short-lived. */
 const IMAGE_URL_SECONDS = 3600;
@@ -58,8 +66,37 @@ export interface Retrieval {
   topK: number;
 }
 
-export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vectors' | 'models' | 'store'>) {
-  const { access, vectors, models, store } = deps;
+export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vectors' | 'models' | 'store'> & { fusion: Fusion }) {
+  const { access, vectors, models, store, fusion } = deps;
+  // Without an embedding model there is nothing to fuse, or to search densely.
+  const dense = models.embed !== null && fusion.kind !== 'sparse';
+
+  /** The candidates for a query, from one list, both fused by Upstash, or both fused here. */
+  async function candidates(
+    namespace: string,
+    query: { vector?: number[]; sparse: Candidate['sparseVector'] & object },
+    pool: number,
+    includeVectors: boolean,
+  ): Promise<{ found: Candidate[]; mode: QueryMode }> {
+    const base = { sparseVector: query.sparse, topK: pool, includeVectors };
+    if (!query.vector) return { found: await vectors.query(namespace, base), mode: 'sparse' };
+    const withVector = { ...base, vector: query.vector };
+    switch (fusion.kind) {
+      case 'dense':
+        return { found: await vectors.query(namespace, { ...withVector, mode: 'dense' }), mode: 'dense' };
+      case 'convex': {
+        const [denseList, sparseList] = await Promise.all([
+          vectors.query(namespace, { ...withVector, mode: 'dense' }),
+          vectors.query(namespace, { ...withVector, mode: 'sparse' }),
+        ]);
+        return { found: convexFuse(denseList, sparseList, fusion.alpha, pool), mode: 'convex' };
+      }
+      case 'dbsf':
+        return { found: await vectors.query(namespace, { ...withVector, fusion: 'DBSF' }), mode: 'dbsf' };
+      default:
+        return { found: await vectors.query(namespace, withVector), mode: 'hybrid' };
+    }
+  }
 
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
   async function scope(caller: Caller, collectionId: string | undefined): Promise<RetrievalScope> {
@@ -81,17 +118,17 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
     const query = searchQuery(input.question, input.turns ?? []);
 
     const embeddingStarted = performance.now();
-    const vector = models.embed ? (await models.embed([query.text]))[0] : undefined;
+    const vector = dense && models.embed ? (await models.embed([query.text]))[0] : undefined;
     const embeddingMs = performance.now() - embeddingStarted;
 
     const retrievalStarted = performance.now();
-    const candidates = await vectors.query(namespace, {
-      vector,
-      sparseVector: query.sparse,
-      topK: candidatePoolSize(plan, input.topK),
-      includeVectors: plan.kind === 'mmr',
-    });
-    const chosen = applyStrategy(candidates, plan, input.topK, vector ? 'hybrid' : 'sparse');
+    const { found, mode } = await candidates(
+      namespace,
+      { vector, sparse: query.sparse },
+      candidatePoolSize(plan, input.topK),
+      plan.kind === 'mmr',
+    );
+    const chosen = applyStrategy(found, plan, input.topK, mode);
     const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
     const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
     const retrievalMs = performance.now() - retrievalStarted;

@@ -22,6 +22,10 @@ export interface VectorQuery {
   topK: number;
   /** Also return the stored vectors (MMR compares candidates with each other). */
   includeVectors?: boolean;
+  /** With both vectors: fuse the two lists (default, by `fusion`), or use one of them alone. */
+  mode?: 'hybrid' | 'dense' | 'sparse';
+  /** How Upstash fuses a hybrid query; default RRF. */
+  fusion?: 'RRF' | 'DBSF';
 }
 
 export interface VectorMatch {
@@ -35,8 +39,8 @@ export interface VectorMatch {
 /** Upstash Vector, one namespace per collection (or per user for the personal space). */
 export interface VectorStore {
   /**
-   * Hybrid (dense + sparse, fused by RRF) when a dense vector is given, else sparse alone;
-   * sparse scores are weighted by the namespace's IDF, which makes them BM25.
+   * Hybrid (dense + sparse, fused as `fusion` says) when a dense vector is given, else sparse
+   * alone; `mode` may pick one list. Sparse scores are weighted by the namespace's IDF (BM25).
    */
   query(namespace: string, request: VectorQuery): Promise<VectorMatch[]>;
   upsert<M extends Record<string, unknown>>(namespace: string, records: VectorRecord<M>[]): Promise<void>;
@@ -59,9 +63,19 @@ export function createVectorStore(settings: VectorSettings): VectorStore {
   return {
     query: (namespace, request) =>
       guard('query', async () => {
+        // A hybrid index searches only the lists it is given vectors for.
+        const vectors =
+          request.vector && request.mode === 'dense'
+            ? { vector: request.vector }
+            : request.vector && request.mode !== 'sparse'
+              ? {
+                  vector: request.vector,
+                  sparseVector: request.sparseVector,
+                  fusionAlgorithm: request.fusion === 'DBSF' ? FusionAlgorithm.DBSF : FusionAlgorithm.RRF,
+                }
+              : { sparseVector: request.sparseVector };
         const results = await index.namespace(namespace).query({
-          ...(request.vector ? { vector: request.vector, fusionAlgorithm: FusionAlgorithm.RRF } : {}),
-          sparseVector: request.sparseVector,
+          ...vectors,
           weightingStrategy: WeightingStrategy.IDF,
           topK: request.topK,
           includeMetadata: true,

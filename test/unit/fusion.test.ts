@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { convexFuse, parseFusion } from '../../src/api/services/fusion.ts';
+
+const c = (id: string, score: number) => ({ id, score, metadata: {} });
+
+describe('fusion', () => {
+  it('reads RETRIEVAL_FUSION', () => {
+    expect(parseFusion('rrf')).toEqual({ kind: 'rrf' });
+    expect(parseFusion(' DBSF ')).toEqual({ kind: 'dbsf' });
+    expect(parseFusion('convex:0.7')).toEqual({ kind: 'convex', alpha: 0.7 });
+    expect(parseFusion('dense')).toEqual({ kind: 'dense' });
+    for (const bad of ['convex', 'convex:', 'convex:1.5', 'convex:-0.1', 'rrf:2', 'bm25', ''])
+      expect(parseFusion(bad), bad).toBeNull();
+  });
+
+  it('mixes min–max normalised scores, alpha on the dense side, over the union of both lists', () => {
+    const dense = [c('a', 0.9), c('b', 0.8), c('c', 0.7)];
+    const sparse = [c('c', 12), c('d', 8), c('a', 4)];
+    // Normalised: dense a 1, b 0.5, c 0; sparse c 1, d 0.5, a 0.
+    const fused = convexFuse(dense, sparse, 0.75, 10);
+    expect(fused.map((x) => x.id)).toEqual(['a', 'b', 'c', 'd']);
+    [0.75, 0.375, 0.25, 0.125].forEach((score, i) => expect(fused[i]?.score).toBeCloseTo(score, 12));
+    expect(convexFuse(dense, sparse, 0, 2).map((x) => x.id)).toEqual(['c', 'd']);
+    expect(convexFuse(dense, [], 0.5, 10).map((x) => x.id)).toEqual(['a', 'b', 'c']);
+  });
+});
