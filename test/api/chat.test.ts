@@ -91,7 +91,14 @@ describe('sessions', () => {
     const response = await api('GET', `/chat/${fx.collectionId}/sessions/${session.id}`, { token: cast.owner.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual([
-      { id: expect.any(String), role: 'user', content: 'What was measured?', sources: [], citations: null, created_at: expect.any(String) },
+      {
+        id: expect.any(String),
+        role: 'user',
+        content: 'What was measured?',
+        sources: [],
+        citations: null,
+        created_at: expect.any(String),
+      },
       {
         id: expect.any(String),
         role: 'assistant',

@@ -30,7 +30,7 @@ export async function startSecondProvider(): Promise<SecondProvider> {
     requests.push({ path: c.req.path, authorization: c.req.header('authorization') ?? null, body });
     await next();
   });
-  app.post('/v1/chat/completions', (c) => {
+  app.post('/v1/chat/completions', () => {
     const body = requests.at(-1)?.body as { model: string; messages: { role: string; content: string }[] };
     const prompt = body.messages.findLast((m) => m.role === 'user')?.content ?? '';
     const source = /^\[1\] \(source: (.*?)(?:, page \d+)?\)$/m.exec(prompt)?.[1] ?? 'nothing';

@@ -19,7 +19,7 @@ describe('fusion', () => {
     // Normalised: dense a 1, b 0.5, c 0; sparse c 1, d 0.5, a 0.
     const fused = convexFuse(dense, sparse, 0.75, 10);
     expect(fused.map((x) => x.id)).toEqual(['a', 'b', 'c', 'd']);
-    [0.75, 0.375, 0.25, 0.125].forEach((score, i) => expect(fused[i]?.score).toBeCloseTo(score, 12));
+    for (const [i, score] of [0.75, 0.375, 0.25, 0.125].entries()) expect(fused[i]?.score).toBeCloseTo(score, 12);
     expect(convexFuse(dense, sparse, 0, 2).map((x) => x.id)).toEqual(['c', 'd']);
     expect(convexFuse(dense, [], 0.5, 10).map((x) => x.id)).toEqual(['a', 'b', 'c']);
   });
