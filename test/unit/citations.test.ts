@@ -17,6 +17,12 @@ describe('citation checks', () => {
       { source: 6, sentence: 'Delta.' },
     ]);
     expect(citationsOf('No citations here.')).toEqual([]);
+    // The extractive engine, and some models, put the marker after the full stop.
+    expect(citationsOf('Alpha rose. [1] Beta fell. [2][3] Gamma held.')).toEqual([
+      { source: 1, sentence: 'Alpha rose.' },
+      { source: 2, sentence: 'Beta fell.' },
+      { source: 3, sentence: 'Beta fell.' },
+    ]);
   });
 
   it('holds a citation only when the cited passage itself supports the sentence', () => {

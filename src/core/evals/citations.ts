@@ -15,7 +15,8 @@ export interface CitationCheck {
 
 // "[2]", "[1, 3]", "[1-3]", "[1][3]": the forms the answer prompt asks for and models also use.
 const MARKER = /\[\s*(\d+(?:\s*[-–,;]\s*\d+)*)\s*\]/gu;
-const ONLY_MARKERS = /^(?:\s*\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\])+[\s.]*$/u;
+// Markers that open a sentence were written after the full stop of the one before: "… screening. [1] However, …".
+const LEADING_MARKERS = /^(?:\s*\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\])+[\s.]*/u;
 
 function numbersIn(group: string): number[] {
   const numbers: number[] = [];
@@ -29,17 +30,23 @@ function numbersIn(group: string): number[] {
   return numbers;
 }
 
-/** Every (sentence, cited source) pair of an answer, in order; markers alone after a sentence cite it. */
+const numbersOf = (text: string) => [...text.matchAll(MARKER)].flatMap((match) => numbersIn(match[1] as string));
+
+/**
+ * Every (sentence, cited source) pair of an answer, in order. Markers placed after a sentence's full
+ * stop, which the splitter hands to the next sentence, cite the sentence before them.
+ */
 export function citationsOf(answer: string): Omit<CitationCheck, 'supported'>[] {
-  const cited: Omit<CitationCheck, 'supported'>[] = [];
-  let previous = '';
+  const sentences: { text: string; sources: number[] }[] = [];
   for (const sentence of splitSentences(answer)) {
-    const numbers = [...sentence.matchAll(MARKER)].flatMap((match) => numbersIn(match[1] as string));
-    const text = ONLY_MARKERS.test(sentence) ? previous : stripCitations(sentence).trim();
-    if (!ONLY_MARKERS.test(sentence)) previous = text;
-    for (const source of new Set(numbers)) if (text) cited.push({ source, sentence: text });
+    const leading = LEADING_MARKERS.exec(sentence)?.[0] ?? '';
+    const previous = sentences.at(-1);
+    if (leading && previous) previous.sources.push(...numbersOf(leading));
+    const rest = previous ? sentence.slice(leading.length) : sentence;
+    const text = stripCitations(rest).trim();
+    if (text) sentences.push({ text, sources: numbersOf(rest) });
   }
-  return cited;
+  return sentences.flatMap(({ text, sources }) => [...new Set(sources)].map((source) => ({ source, sentence: text })));
 }
 
 /** The share of citations that hold; null when the answer cites nothing. */
