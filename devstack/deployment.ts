@@ -88,7 +88,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
         config,
         port: ports[name],
         vars: vars(name),
-        hyperdrive: { HYPERDRIVE: interposed.databaseUrls?.[name] ?? stack.databaseUrl },
+        hyperdrive: { HYPERDRIVE: interposed.databaseUrls?.[name] ?? stack.workerDatabaseUrls[name] },
         persistTo: join(stateDir, name),
         quiet: options.quiet,
         logFile: options.logFiles?.[name],

@@ -1,9 +1,13 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 
-const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns'] as const;
+const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postgres'] as const;
 /**
  * `auth` is the identity provider's JWKS endpoint only; sign-in and the admin API stay up.
  * `dns` is the DNS-over-HTTPS resolver; `match` a query name with `name=host`.
+ * `postgres` is the database as the workers reach it (devstack/postgres-proxy.ts): setting it
+ * drops their open connections, and each new one is refused while it lasts (`count` of them, if
+ * given). `match` names a worker (`api`, `ingest`, `scoring`); there is no `method`. The
+ * devstack's own Auth keeps its direct connection, so sign-in still works.
  */
 export type FaultyService = (typeof SERVICES)[number];
 
@@ -13,6 +17,10 @@ interface Fault {
   /** Only requests whose path (with its query) contains this fail, so concurrent tests are not hit. */
   match?: string;
   method?: string;
+  /** Sent as `Retry-After` (seconds), as a provider that is shedding load says when to come back. */
+  retryAfter?: number;
+  /** Matching requests still to let through before failing any: an outage that starts midway. */
+  skip: number;
   /** Requests left to fail; Infinity until cleared. 0 only counts. */
   remaining: number;
   /** Requests that matched, failed or not: how often a client called while the fault was set. */
@@ -36,25 +44,39 @@ const idOf = (f: { service: string; match?: string; method?: string }) => [f.ser
  */
 export function createFaults() {
   const faults = new Map<string, Fault>();
+  const onSet = new Map<FaultyService, (match?: string) => void>();
+
+  /** Counts the call against every fault it matches; the first with failures left decides it fails. */
+  function trip(service: FaultyService, method: string, target: string): Fault | undefined {
+    let failing: Fault | undefined;
+    for (const fault of faults.values()) {
+      if (fault.service !== service) continue;
+      if (fault.method && method !== fault.method.toUpperCase()) continue;
+      if (fault.match && !target.includes(fault.match)) continue;
+      fault.seen += 1;
+      if (failing || fault.remaining <= 0) continue;
+      if (fault.skip > 0) fault.skip -= 1;
+      else failing = fault;
+    }
+    if (failing) {
+      failing.remaining -= 1;
+      failing.failed += 1;
+    }
+    return failing;
+  }
 
   const guard =
     (service: FaultyService): MiddlewareHandler =>
     async (c, next) => {
       const url = new URL(c.req.url);
-      const target = decodeURIComponent(url.pathname + url.search);
-      let failing: Fault | undefined;
-      for (const fault of faults.values()) {
-        if (fault.service !== service) continue;
-        if (fault.method && c.req.method !== fault.method.toUpperCase()) continue;
-        if (fault.match && !target.includes(fault.match)) continue;
-        fault.seen += 1;
-        if (!failing && fault.remaining > 0) failing = fault;
-      }
+      const failing = trip(service, c.req.method, decodeURIComponent(url.pathname + url.search));
       if (!failing) return next();
-      failing.remaining -= 1;
-      failing.failed += 1;
+      if (failing.retryAfter !== undefined) c.header('Retry-After', String(failing.retryAfter));
       return c.json({ error: `${service} unavailable (injected fault)` }, failing.status as 500);
     };
+
+  /** For a service that is not HTTP (a new Postgres connection from `client`): whether it may go ahead. */
+  const admit = (service: FaultyService, client: string) => !trip(service, '', client);
 
   const app = new Hono();
   app.post('/', async (c) => {
@@ -62,22 +84,31 @@ export function createFaults() {
       service?: FaultyService;
       status?: number;
       count?: number;
+      skip?: number;
       match?: string;
       method?: string;
+      retryAfter?: number;
     };
     if (!body.service || !SERVICES.includes(body.service)) {
       return c.json({ error: `service must be one of ${SERVICES.join(', ')}` }, 400);
     }
+    if (body.service === 'postgres' && body.method) {
+      return c.json({ error: 'a postgres fault takes no method; match names a worker' }, 400);
+    }
     const fault: Fault = {
       service: body.service,
       status: body.status ?? 503,
+      skip: body.skip ?? 0,
       remaining: body.count ?? Number.POSITIVE_INFINITY,
       match: body.match,
       method: body.method,
+      retryAfter: body.retryAfter,
       seen: 0,
       failed: 0,
     };
     faults.set(idOf(fault), fault);
+    // An outage that starts now (not after `skip` calls) also ends what is under way.
+    if (fault.remaining > 0 && fault.skip === 0) onSet.get(fault.service)?.(fault.match);
     return c.json({ ok: true });
   });
   // The faults set and their counts; `remaining` is null while unlimited.
@@ -96,5 +127,11 @@ export function createFaults() {
     }
     return c.json({ ok: true });
   });
-  return { guard, app };
+  return {
+    guard,
+    admit,
+    /** What taking a service down does beyond refusing new calls (closing the database's open connections). */
+    onSet: (service: FaultyService, run: (match?: string) => void) => void onSet.set(service, run),
+    app,
+  };
 }

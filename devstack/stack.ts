@@ -13,6 +13,7 @@ import { migrate } from './migrate.ts';
 import { createExtractiveEngine } from './models/extractive-engine.ts';
 import { createModelServer } from './models/server.ts';
 import { type RunningPostgres, startPostgres } from './postgres.ts';
+import { startPostgresProxy } from './postgres-proxy.ts';
 import { createQStash } from './qstash/server.ts';
 import { createStorageApp } from './storage/app.ts';
 import { createVectorServer } from './vector/server.ts';
@@ -44,6 +45,8 @@ export interface Devstack {
   jwksUrl: string;
   issuer: string;
   databaseUrl: string;
+  /** The same database through the proxy that the `postgres` fault takes down, a port per worker: what the workers use. */
+  workerDatabaseUrls: Record<(typeof WORKERS)[number], string>;
   databaseEngine: RunningPostgres['engine'];
   keys: DevstackKeys;
   storageBucket: string;
@@ -60,6 +63,9 @@ export interface Devstack {
   queueIdle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** The workers that reach the database through the fault proxy, each on a port of its own. */
+const WORKERS = ['api', 'ingest', 'scoring'] as const;
 
 /** The bucket the product stores into; supabase/config.toml declares it, with its size limit. */
 export const STORAGE_BUCKET = 'documents';
@@ -126,6 +132,13 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   });
 
   const faults = createFaults();
+  const pgProxy = await startPostgresProxy({
+    upstream: pg.url,
+    host,
+    clients: WORKERS,
+    admit: (worker) => faults.admit('postgres', worker),
+  });
+  faults.onSet('postgres', (worker) => pgProxy.cut(worker));
   const app = new Hono();
   app.get('/health', (c) => c.json({ ok: true }));
   app.route('/__devstack/faults', faults.app);
@@ -160,6 +173,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     jwksUrl: `${issuer}/.well-known/jwks.json`,
     issuer,
     databaseUrl: pg.url,
+    workerDatabaseUrls: pgProxy.urls,
     databaseEngine: pg.engine,
     keys,
     storageBucket: STORAGE_BUCKET,
@@ -176,6 +190,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await vector.close();
       await models.close();
+      await pgProxy.stop();
       await sql.end({ timeout: 1 });
       await pg.stop();
     },

@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two runs of the same worker: against PGlite (what `npm run dev` uses) and, for the
-// concurrency tests, against the real PostgreSQL at TEST_DATABASE_URL.
+// Three runs of the same worker: against PGlite (what `npm run dev` uses); for the concurrency
+// tests, against the real PostgreSQL at TEST_DATABASE_URL; and the fault suite, in a deployment
+// of its own (also on real PostgreSQL), so that its outages hit no other test.
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -32,7 +33,7 @@ export default defineConfig({
           name: 'pglite',
           root: 'test',
           include: ['**/*.test.ts'],
-          exclude: ['unit/**', 'devstack/**', 'api/ingest-faults.test.ts'],
+          exclude: ['unit/**', 'devstack/**', 'api/ingest-faults.test.ts', 'api/faults-*.test.ts'],
           globalSetup: ['support/global-setup.ts'],
         },
       },
@@ -41,9 +42,19 @@ export default defineConfig({
         test: {
           name: 'postgres',
           root: 'test',
-          // Also the injected-outage tests: no other file here ingests, so the outages hit nothing else.
-          include: ['api/concurrency.test.ts', 'api/sharing.test.ts', 'api/ingest-faults.test.ts'],
+          include: ['api/concurrency.test.ts', 'api/sharing.test.ts'],
           globalSetup: ['support/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Upstreams taken down one at a time (docs/reliability.md): one file at a time, alone in its deployment.
+          name: 'faults',
+          root: 'test',
+          include: ['api/faults-*.test.ts', 'api/ingest-faults.test.ts'],
+          globalSetup: ['support/global-setup.ts'],
+          fileParallelism: false,
         },
       },
     ],

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
+import { isDatabaseUnreachable } from '#core/db/client.ts';
 import type { App, AppEnv } from './context.ts';
 import { toHttpError, validationFailed } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -43,7 +44,9 @@ export function createApp(): App {
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
   app.onError((error, c) => {
     const failure = toHttpError(error);
-    if (failure.code === 'internal_error' || error instanceof UpstreamError) console.error(`[${c.var.requestId}]`, error);
+    if (failure.code === 'internal_error' || error instanceof UpstreamError || isDatabaseUnreachable(error)) {
+      console.error(`[${c.var.requestId}]`, error);
+    }
     if (failure.status === 401) c.header('WWW-Authenticate', 'Bearer');
     if (failure.retryAfter !== undefined) c.header('Retry-After', String(failure.retryAfter));
     return c.json({ detail: failure.detail, code: failure.code, request_id: c.var.requestId }, failure.status);

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { ZodError } from 'zod';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
-import { isMissingParent } from '#core/db/client.ts';
+import { isDatabaseUnreachable, isMissingParent } from '#core/db/client.ts';
 import { DomainError, type ErrorKind } from '#core/errors.ts';
 import { MALFORMED_BODY, zodIssues } from './validation.ts';
 
@@ -89,6 +89,8 @@ export function toHttpError(error: unknown): HttpError {
   if (error instanceof ZodError) return validationFailed(zodIssues(error));
   // A parent row (collection, session, user) was deleted by a concurrent request.
   if (isMissingParent(error)) return new HttpError('not_found', 'Not found: it was deleted in the meantime');
+  // Like the queue: a passing outage that a retry may outlive, named without the driver's words.
+  if (isDatabaseUnreachable(error)) return new HttpError('service_unavailable', 'The database is unavailable; try again shortly');
   if (error instanceof UpstreamError) return fromUpstream(error);
   if (error instanceof HTTPException && error.status === 400) return validationFailed(MALFORMED_BODY);
   if (error instanceof HTTPException && error.status === 404) return new HttpError('not_found', 'Not found');

@@ -15,6 +15,8 @@ declare module 'vitest' {
       anonKey: string;
       serviceRoleKey: string;
       databaseUrl: string;
+      /** The database as each worker reaches it, through the proxy the `postgres` fault takes down. */
+      workerDatabaseUrls: Record<'api' | 'ingest' | 'scoring', string>;
       privateJwk: string;
       persistDir: string;
       ingestUrl: string;
@@ -43,7 +45,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const cleanups: (() => Promise<unknown>)[] = [];
   let databaseUrl: string | undefined;
-  if (project.name === 'postgres') {
+  // The fault suite runs on real PostgreSQL too, in a deployment of its own (test/vitest.config.ts).
+  if (project.name === 'postgres' || project.name === 'faults') {
     const created = await createTestDatabase();
     if (!created) {
       project.provide('stack', { engine: 'skipped' } as never);
@@ -80,6 +83,7 @@ export default async function setup(project: TestProject) {
     anonKey: stack.keys.anonKey,
     serviceRoleKey: stack.keys.serviceRoleKey,
     databaseUrl: stack.databaseUrl,
+    workerDatabaseUrls: stack.workerDatabaseUrls,
     privateJwk,
     persistDir: deployment.dataDir,
     ingestUrl: deployment.ingest.url,

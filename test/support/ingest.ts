@@ -96,7 +96,7 @@ export async function documentOfJob(jobId: string): Promise<string | null> {
 /** Makes a devstack service fail, like an outage, until cleared (or for `count` requests). */
 export async function injectFault(
   service: FaultyService,
-  options: { status?: number; count?: number; match?: string; method?: string } = {},
+  options: { status?: number; count?: number; skip?: number; match?: string; method?: string; retryAfter?: number } = {},
 ) {
   const response = await fetch(stack.faultsUrl, {
     method: 'POST',

@@ -15,7 +15,7 @@ export interface StreamEvent {
 export async function askQuestion(
   token: string,
   body: Record<string, unknown>,
-  options: { stopAfter?: (event: StreamEvent) => boolean } = {},
+  options: { stopAfter?: (event: StreamEvent) => boolean; onEvent?: (event: StreamEvent) => Promise<void> } = {},
 ): Promise<{ status: number; contentType: string | null; events: StreamEvent[]; json?: any }> {
   const started = performance.now();
   const controller = new AbortController();
@@ -40,6 +40,7 @@ export async function askQuestion(
       if (done) break;
       const event = { event: value.event ?? 'message', data: JSON.parse(value.data), at: performance.now() - started };
       events.push(event);
+      await options.onEvent?.(event);
       if (options.stopAfter?.(event)) {
         controller.abort();
         break;

@@ -30,3 +30,21 @@ export const isUuid = (value: string) => UUID.test(value);
 export function isMissingParent(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.code === '23503';
 }
+
+/** postgres.js's own codes for a connection that failed, closed or timed out. */
+const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'CONNECTION_ENDED']);
+/** SQLSTATEs of a server that is going away or full: 08xxx connection exceptions, shutdowns, too many connections. */
+const UNAVAILABLE_STATE = /^(08...|57P0[1-3]|53300)$/;
+
+/**
+ * The database could not be reached or dropped the connection: a passing outage, not a bug. A
+ * socket error that workerd raised under a query ("connection attempt failed", "Network
+ * connection lost") carries the query postgres.js attached to it but none of its codes.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof postgres.PostgresError) return UNAVAILABLE_STATE.test(error.code);
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return CONNECTION_CODES.has(code);
+  return 'query' in error;
+}

@@ -1,0 +1,109 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeDocument } from '#core/retrieval/sparse.ts';
+import { api, skipRealPostgres } from '../support/client.ts';
+import { expectServiceError, faultCounts, residue, whileDown } from '../support/faults.ts';
+import { type Cast, castUsers } from '../support/fixtures.ts';
+import { chunkRows, clearFaults, documentOfJob, ingestFile, injectFault, vectorIndex } from '../support/ingest.ts';
+import { askQuestion } from '../support/sse.ts';
+
+// Storage (Supabase Storage) down. The upload itself (502, nothing left) and an original that can
+// never be read (the job fails, cleaned up) are in ingest-faults.test.ts.
+let cast: Cast;
+
+beforeAll(async () => {
+  if (skipRealPostgres) return;
+  cast = await castUsers();
+});
+afterEach(() => clearFaults());
+
+const upstreamFailed = (response: Parameters<typeof expectServiceError>[0]) =>
+  expectServiceError(response, 502, 'upstream_failed');
+
+async function collectionWithDocument(name: string) {
+  const created = await api('POST', '/collections/', { token: cast.owner.token, body: { name } });
+  expect(created.status).toBe(200);
+  const collectionId = created.body.id as string;
+  const text = `${name}: neap tides come at the quarter moons, when the sun and moon pull at right angles.\n`;
+  const job = await ingestFile(cast.owner.token, `${name}.txt`, collectionId, text);
+  expect(job.status).toBe('succeeded');
+  return { collectionId, documentId: (await documentOfJob(job.job_id)) as string, job };
+}
+
+describe.skipIf(skipRealPostgres)('Storage down', () => {
+  it('ingest step reading the original: retried, and the job resumes with nothing doubled', async () => {
+    const created = await api('POST', '/collections/', { token: cast.owner.token, body: { name: 'reread' } });
+    const collectionId = created.body.id as string;
+    // The first two reads of the original fail; uploads (POST) go through.
+    await injectFault('storage', { match: collectionId, method: 'GET', count: 2 });
+    const job = await ingestFile(cast.owner.token, 'docx-tables.docx', collectionId);
+    expect((await faultCounts()).storage?.failed).toBe(2);
+    expect(job.status).toBe('succeeded');
+    const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);
+    expect(chunks.map((c) => c.chunk_index)).toEqual([...Array(job.chunks_total).keys()]);
+    expect((await vectorIndex().info()).namespaces[collectionId]?.vectorCount).toBe(chunks.length);
+  });
+
+  it('documents list (open_url signing): 502, nothing changed', async () => {
+    const { collectionId } = await collectionWithDocument('listed');
+    const before = await residue(collectionId);
+    upstreamFailed(
+      await whileDown('storage', () => api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token }), {
+        match: '/object/sign',
+      }),
+    );
+    expect(await residue(collectionId)).toEqual(before);
+    const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
+    expect(listed.body[0].open_url).toMatch(/token=/);
+  });
+
+  it('query/search and query/stream signing an image link: 502 before any event', async () => {
+    const { collectionId } = await collectionWithDocument('figured');
+    // A figure's passage, as the ingest worker indexes one: retrieval signs its image_path.
+    await vectorIndex()
+      .namespace(collectionId)
+      .upsert({
+        id: 'figure-1',
+        sparseVector: encodeDocument('A chart of neap tides at the quarter moons.'),
+        metadata: {
+          document_id: 'none',
+          source: 'figure.pdf',
+          chunk_index: 0,
+          chunk_type: 'image_description',
+          text: 'A chart of neap tides at the quarter moons.',
+          image_path: `${collectionId}/none/images/001.png`,
+        },
+      });
+    const question = { question: 'neap tides quarter moons chart', collection_id: collectionId };
+    const found = await api('POST', '/query/search', { token: cast.owner.token, body: question });
+    expect(found.body.sources.some((s: { chunk_type: string }) => s.chunk_type === 'image_description')).toBe(true);
+    await injectFault('storage', { match: '/object/sign' });
+    upstreamFailed(await api('POST', '/query/search', { token: cast.owner.token, body: question }));
+    const streamed = await askQuestion(cast.owner.token, question);
+    upstreamFailed({ status: streamed.status, body: streamed.json });
+  });
+
+  it('document delete: 502 with the vectors gone and the row and files kept; a second DELETE finishes', async () => {
+    const { collectionId, documentId, job } = await collectionWithDocument('deleted');
+    const path = `/collections/${collectionId}/documents/${documentId}`;
+    upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
+    const left = await residue(collectionId);
+    expect(left).toMatchObject({ documents: 1, chunks: job.chunks_total, vectors: 0 });
+    expect(left.objects).toBeGreaterThan(0);
+    expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
+    expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
+  });
+
+  it('collection delete: 502 with the namespace gone and the rows and files kept; a second DELETE finishes', async () => {
+    const { collectionId } = await collectionWithDocument('dropped');
+    const path = `/collections/${collectionId}`;
+    upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
+    const left = await residue(collectionId);
+    expect(left).toMatchObject({ documents: 1, vectors: 0 });
+    expect(left.objects).toBeGreaterThan(0);
+    const documents = `${path}/documents`;
+    expect((await api('GET', documents, { token: cast.owner.token })).body).toHaveLength(1);
+    expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
+    expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
+    expect((await api('GET', documents, { token: cast.owner.token })).status).toBe(404);
+  });
+});
