@@ -22,7 +22,7 @@ export interface DeployedWorker {
  */
 export const WORKERS: DeployedWorker[] = [
   { name: 'ingest', config: 'workers/ingest/wrangler.toml', schema: IngestSettings, complete: [] },
-  { name: 'scoring', config: 'workers/scoring/wrangler.toml', schema: ScoringSettings, complete: [] },
+  { name: 'scoring', config: 'workers/scoring/wrangler.toml', schema: ScoringSettings, complete: ['QSTASH_TOKEN'] },
   {
     name: 'api',
     config: 'wrangler.toml',

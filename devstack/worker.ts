@@ -42,6 +42,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     '--inspector-port',
     String(await freePort()),
     '--show-interactive-dev-session=false',
+    // /__scheduled runs the cron handler on demand (the sweep tests).
+    '--test-scheduled',
     ...(options.persistTo ? ['--persist-to', options.persistTo] : []),
     ...Object.entries(options.vars).flatMap(([key, value]) => ['--var', `${key}:${value}`]),
   ];

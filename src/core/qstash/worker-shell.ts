@@ -164,3 +164,22 @@ function decodeSourceBody(value: string): string {
     return '';
   }
 }
+
+/**
+ * The worker's cron handler: `sweep` runs with the same dependencies as a delivery, on a database
+ * client of its own, closed when it ends. A failed sweep is logged; the next cron tries again.
+ */
+export function sweepOnSchedule<C extends { HYPERDRIVE: { connectionString: string } }, D>(
+  worker: Pick<QStashWorker<C, D, unknown>, 'loadConfig' | 'deps' | 'logLabel'>,
+  sweep: (deps: D) => Promise<unknown>,
+): (controller: unknown, env: object, ctx: { waitUntil(work: Promise<unknown>): void }) => void {
+  return (_controller, env, ctx) => {
+    const config = worker.loadConfig(env);
+    const sql = connect(config.HYPERDRIVE.connectionString);
+    ctx.waitUntil(
+      sweep(worker.deps(config, sql))
+        .catch((error: unknown) => console.error(`${worker.logLabel} (sweep)`, error))
+        .finally(() => sql.end({ timeout: 5 })),
+    );
+  };
+}

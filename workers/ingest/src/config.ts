@@ -18,6 +18,8 @@ export const IngestSettings = z.object({
   /** What one document may yield (src/core/limits.ts says why); past either, it ends `partial`. */
   INGEST_MAX_DOCUMENT_CHARS: positiveInt(MAX_DOCUMENT_CHARS),
   INGEST_MAX_DOCUMENT_CHUNKS: positiveInt(MAX_DOCUMENT_CHUNKS),
+  /** A job untouched this long is picked up again by the cron sweep (sweep.ts); beyond QStash's last retry. */
+  INGEST_SWEEP_AFTER_MINUTES: positiveInt(60),
   /** Pages of a PDF read at most; a warning names the rest. */
   INGEST_MAX_PDF_PAGES: positiveInt(MAX_PDF_PAGES),
 });

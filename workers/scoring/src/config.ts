@@ -3,7 +3,8 @@ import { blankIsUnset, parseSettings, roleEndpoint, SharedSettings } from '#core
 
 /**
  * Every setting the scoring worker reads; .dev.vars.example documents each one. Of the shared
- * settings it takes only the database and the model endpoint: it touches no storage, vectors or queue.
+ * settings it takes the database, the model endpoint and the queue (its cron sweep queues answers
+ * whose scoring was lost); it touches no storage or vectors.
  */
 export const ScoringSettings = z.object({
   HYPERDRIVE: SharedSettings.HYPERDRIVE,
@@ -16,6 +17,11 @@ export const ScoringSettings = z.object({
   SCORING_WORKER_URL: z.url('SCORING_WORKER_URL must be this worker’s public URL, which QStash signs'),
   QSTASH_CURRENT_SIGNING_KEY: z.string().min(1, 'QSTASH_CURRENT_SIGNING_KEY is required'),
   QSTASH_NEXT_SIGNING_KEY: z.string().min(1, 'QSTASH_NEXT_SIGNING_KEY is required'),
+  QSTASH_URL: SharedSettings.QSTASH_URL,
+  /** Without it the cron sweep cannot queue lost answers again; it only records them as failed. */
+  QSTASH_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
+  /** An answer unscored this long is queued again by the cron sweep (sweep.ts), then twice as long, … */
+  SCORING_SWEEP_AFTER_MINUTES: z.coerce.number().int().positive().default(30),
   /** A chat model that judges answers (RAGAS-style); unset: the lexical scorer, with embeddings when EMBEDDING_MODEL is set. */
   JUDGE_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
 });

@@ -1,25 +1,34 @@
 import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { createEvaluationsDb } from '#core/db/scoring.ts';
+import { createSweepsDb } from '#core/db/sweeps.ts';
 import { SCORE_FAILURE_PATH, SCORE_PATH, SCORE_RETRIES, type ScoreMessage } from '#core/messages/scoring.ts';
-import { createQStashWorker } from '#core/qstash/worker-shell.ts';
+import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { createScorer } from './choose-scorer.ts';
-import { loadScoringConfig } from './config.ts';
-import { recordFailedScoring, type ScoringDeps, scoreEvaluation } from './score.ts';
+import { loadScoringConfig, type ScoringConfig } from './config.ts';
+import { recordFailedScoring, scoreEvaluation } from './score.ts';
+import { type SweepDeps, sweepUnscored } from './sweep.ts';
 
 const Message = z.object({ evaluation_id: z.uuid() }) satisfies z.ZodType<ScoreMessage>;
 
-export default createQStashWorker({
+const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
   loadConfig: loadScoringConfig,
   signing: (config) => ({
     workerUrl: config.SCORING_WORKER_URL,
     currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
     nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
   }),
-  deps: (config, sql): ScoringDeps => ({
-    db: createEvaluationsDb(sql),
-    scorer: createScorer(config, adaptersFor(config).models),
-  }),
+  deps: (config, sql) => {
+    const { models, queue } = adaptersFor(config);
+    return {
+      db: createEvaluationsDb(sql),
+      scorer: createScorer(config, models),
+      sweeps: createSweepsDb(sql),
+      queue,
+      workerUrl: config.SCORING_WORKER_URL,
+      afterMinutes: config.SCORING_SWEEP_AFTER_MINUTES,
+    };
+  },
   routes: {
     [SCORE_PATH]: {
       message: Message,
@@ -36,4 +45,9 @@ export default createQStashWorker({
   },
   retryDetail: 'Scoring failed; it will be retried',
   logLabel: 'scoring failed:',
-});
+};
+
+const app = createQStashWorker(worker);
+
+/** QStash delivers the answers to score; the cron picks up those whose scoring was lost (sweep.ts). */
+export default { fetch: app.fetch, scheduled: sweepOnSchedule(worker, sweepUnscored) };

@@ -1,0 +1,39 @@
+import type { Sql } from './client.ts';
+
+/** What a sweep picked up: the row, and how often it has been picked up, this time included. */
+export interface Swept {
+  id: string;
+  sweeps: number;
+}
+
+/**
+ * The cron sweeps' SQL. Each claims stale rows and stamps them in one statement (skip locked), so
+ * two overlapping sweeps never take the same row, and a row is not taken again before it is stale again.
+ */
+export function createSweepsDb(sql: Sql) {
+  return {
+    /** Jobs not finished and untouched for `minutes`: their messages were lost, or all their retries failed silently. */
+    staleJobs(minutes: number, limit: number): Promise<(Swept & { extract_cursor: number })[]> {
+      return sql<(Swept & { extract_cursor: number })[]>`
+        update ingest_jobs set sweeps = sweeps + 1, updated_at = now()
+         where id in (select id from ingest_jobs
+                       where status in ('queued', 'processing') and updated_at < now() - make_interval(mins => ${minutes})
+                       order by updated_at limit ${limit} for update skip locked)
+        returning id, sweeps, extract_cursor`;
+    },
+
+    /** Answers left unscored for `minutes` (their scoring was never queued, or its failure never recorded), up to a week back. */
+    staleEvaluations(minutes: number, limit: number): Promise<Swept[]> {
+      return sql<Swept[]>`
+        update evaluations set sweeps = sweeps + 1
+         where id in (select id from evaluations
+                       where scored_at is null
+                         and created_at < now() - make_interval(mins => ${minutes} * (sweeps + 1))
+                         and created_at > now() - interval '7 days'
+                       order by created_at limit ${limit} for update skip locked)
+        returning id, sweeps`;
+    },
+  };
+}
+
+export type SweepsDb = ReturnType<typeof createSweepsDb>;

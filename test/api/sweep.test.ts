@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentRepo } from '#core/db/documents.ts';
+import { createJobRepo } from '#core/db/jobs.ts';
+import { db, signUp, stack, type TestUser } from '../support/client.ts';
+import { waitForJob } from '../support/ingest.ts';
+
+// The ingest worker's cron sweep: a job whose messages were all lost is queued again, and one
+// picked up too often fails in plain words. Rows are written as POST /ingest/url writes them, but
+// no message is sent, which is what an outage longer than QStash's retries leaves behind.
+let user: TestUser;
+
+beforeAll(async () => {
+  user = await signUp('sweep');
+});
+
+async function lostUrlJob(path: string, sweeps = 0) {
+  const sql = db();
+  const url = `${stack.pagesUrl}${path}`;
+  const documentId = randomUUID();
+  const jobId = randomUUID();
+  await createDocumentRepo(sql).insert(sql, {
+    id: documentId,
+    collection_id: null,
+    user_id: user.id,
+    name: url,
+    source_kind: 'url',
+    source_url: url,
+    content_type: 'text/html',
+    doc_type: null,
+    size_bytes: 0,
+    storage_path: null,
+    chunk_size: 1000,
+  });
+  await createJobRepo(sql).insert(sql, {
+    id: jobId,
+    user_id: user.id,
+    collection_id: null,
+    document_id: documentId,
+    source: url,
+  });
+  await sql`update ingest_jobs set updated_at = now() - interval '2 hours', sweeps = ${sweeps} where id = ${jobId}`;
+  return { jobId, documentId };
+}
+
+/** What Cloudflare's cron does every 15 minutes. */
+async function runCron(workerUrl = stack.ingestUrl) {
+  const response = await fetch(`${workerUrl}/__scheduled?cron=${encodeURIComponent('*/15 * * * *')}`);
+  expect(response.status).toBe(200);
+  await response.text();
+}
+
+describe('the ingest worker’s cron sweep', () => {
+  it('queues a job whose messages were lost again, and it finishes', async () => {
+    const { jobId } = await lostUrlJob('/article.html');
+    const fresh = await lostUrlJob('/article.html');
+    // A job still within its hour is not touched.
+    await db()`update ingest_jobs set updated_at = now() where id = ${fresh.jobId}`;
+    await runCron();
+    const job = await waitForJob(user.token, jobId);
+    expect(job.status).toBe('succeeded');
+    expect(job.chunks_total).toBeGreaterThan(0);
+    const [row] = await db()<
+      { sweeps: number; status: string }[]
+    >`select sweeps, status from ingest_jobs where id = ${fresh.jobId}`;
+    expect(row).toEqual({ sweeps: 0, status: 'queued' });
+  });
+
+  it('fails a job picked up too often, with its document, in plain words', async () => {
+    const { jobId, documentId } = await lostUrlJob('/article.html', 3);
+    await runCron();
+    const job = await waitForJob(user.token, jobId, 20_000);
+    expect(job).toMatchObject({
+      status: 'failed',
+      error_message: 'The document could not be processed: the worker failed repeatedly',
+    });
+    const [left] = await db()<{ count: number }[]>`select count(*)::int as count from documents where id = ${documentId}`;
+    expect(left?.count).toBe(0);
+  });
+});
+
+describe('the scoring worker’s cron sweep', () => {
+  /** An answer whose scoring message never went out, recorded long enough ago for its next sweep (30 min × sweeps + 1). */
+  async function lostAnswer(sweeps = 0) {
+    const [row] = await db()<{ id: string }[]>`
+      insert into evaluations (user_id, question, answer, sources, total_latency_ms, retrieval_latency_ms, engine,
+                               retrieval_strategy, top_k, created_at, sweeps)
+      values (${user.id}, 'Who kept the light?', 'Osric Penhallow kept it [1].',
+              ${db().json([{ text: 'Osric Penhallow kept the light for thirty-one years.' }] as never)}, 100, 10, 'test',
+              'similarity', 5, now() - make_interval(mins => 31 * (${sweeps} + 1)), ${sweeps})
+      returning id`;
+    return row?.id as string;
+  }
+
+  async function scored(id: string) {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [row] = await db()<{ scored_at: string | null; faithfulness_score: number | null; scorer_error: string | null }[]>`
+        select scored_at, faithfulness_score, scorer_error from evaluations where id = ${id}`;
+      if (row?.scored_at) return row;
+      if (Date.now() > deadline) throw new Error(`evaluation ${id} not scored`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  it('queues an answer whose scoring was lost again, and it is scored', async () => {
+    const id = await lostAnswer();
+    await runCron(stack.scoringUrl);
+    expect(await scored(id)).toMatchObject({ faithfulness_score: 1, scorer_error: null });
+  });
+
+  it('records a scorer error for an answer queued too often', async () => {
+    const id = await lostAnswer(3);
+    await runCron(stack.scoringUrl);
+    expect(await scored(id)).toMatchObject({ faithfulness_score: null, scorer_error: 'Scoring failed after repeated attempts' });
+  });
+});

@@ -1,0 +1,31 @@
+import type { SweepsDb } from '#core/db/sweeps.ts';
+import { stepMessage } from '#core/messages/ingest.ts';
+import type { PipelineDeps } from './pipeline/deps.ts';
+import { failJob } from './pipeline/finish.ts';
+import { JOB_MESSAGES } from './pipeline/job-messages.ts';
+
+/** Picked up this many times without finishing, a job fails rather than loop for ever. */
+export const MAX_SWEEPS = 3;
+const BATCH = 100;
+
+/**
+ * The cron sweep: a job untouched for `afterMinutes` lost its messages (an outage longer than
+ * QStash's retries, a dead-letter never retried). Its extract step is queued again, which, every
+ * write being idempotent, reads what is left or re-queues the batches still pending. After
+ * MAX_SWEEPS pick-ups it fails, with its document, as a step that failed every retry does.
+ */
+export async function sweepStaleJobs(deps: PipelineDeps & { sweeps: SweepsDb }, afterMinutes: number) {
+  const stale = await deps.sweeps.staleJobs(afterMinutes, BATCH);
+  const requeue = [];
+  for (const { id, sweeps, extract_cursor } of stale) {
+    if (sweeps > MAX_SWEEPS) {
+      const job = await deps.db.job(id);
+      if (job) await failJob(deps, id, job.document, JOB_MESSAGES.workerFailed);
+      continue;
+    }
+    requeue.push(stepMessage(deps.workerUrl, { job_id: id, step: 'extract', from_page: extract_cursor }));
+  }
+  if (requeue.length > 0) await deps.queue.publish(requeue);
+  if (stale.length > 0) console.log(`sweep: ${requeue.length} stale jobs queued again, ${stale.length - requeue.length} failed`);
+  return { swept: stale.length };
+}
