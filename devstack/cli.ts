@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type LocalDeployment, startLocalDeployment } from './deployment.ts';
+import { ROLES, readUserSettings, type UserRoles, userRoles } from './roles.ts';
 import { type Devstack, startDevstack } from './stack.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -21,9 +22,15 @@ const devstack = {
 
 async function main() {
   let running: Devstack | LocalDeployment | undefined;
-  const shutdown = async () => {
-    await running?.stop();
-    process.exit(0);
+  // Once: a second signal (tsx relays the first, a terminal sends another) must not exit while
+  // the first is still stopping the workers, or they outlive us.
+  let stopping: Promise<never> | undefined;
+  const shutdown = () => {
+    stopping ??= (async () => {
+      await running?.stop();
+      process.exit(0);
+    })();
+    return stopping;
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
@@ -33,14 +40,18 @@ async function main() {
     printStack(running);
     return;
   }
+  // Roles given a model in the shell or .dev.vars go to that provider; the devstack serves the rest.
+  const roles = userRoles(readUserSettings(root));
   const deployment = await startLocalDeployment({
     dataDir,
     devstack,
+    roles,
     ports,
     stateDir: join(root, '.wrangler', 'state'),
     beforeWorkers: async (stack) => {
       running = stack;
       printStack(stack);
+      printRoles(stack, roles);
       return {};
     },
   });
@@ -70,6 +81,21 @@ Devstack is up (data in ${dataDir})
   OpenAI-compatible     ${stack.openaiBaseUrl}   key ${stack.keys.services.modelApiKey}
   Embeddings            ${stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'unavailable: sparse retrieval only'}
 ${withWorker ? `  API                   ${local(ports.api)}\n  API docs              ${local(ports.api)}/docs\n  Ingest worker         ${local(ports.ingest)}\n  Scoring worker        ${local(ports.scoring)}\n` : ''}`);
+}
+
+/** Which provider serves each model role: the user's, or the devstack's stand-in. */
+function printRoles(stack: Devstack, roles: UserRoles) {
+  const standIn: Record<(typeof ROLES)[number], string> = {
+    CHAT: stack.textModel,
+    EMBEDDING: stack.embeddings?.model ?? 'none (sparse retrieval only)',
+    VISION: stack.visionModel,
+    JUDGE: 'none (the lexical scorer)',
+  };
+  console.log('Model roles (set ROLE_MODEL, ROLE_BASE_URL, ROLE_API_KEY in the shell or .dev.vars to use your own)');
+  for (const role of ROLES) {
+    const own = roles[role];
+    console.log(`  ${role.padEnd(10)} ${own ? `${own.model} at ${own.baseUrl}` : `devstack: ${standIn[role]}`}`);
+  }
 }
 
 main().catch((error: unknown) => {

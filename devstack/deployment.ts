@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.ts';
+import { roleVars, type UserRoles } from './roles.ts';
 import { type Devstack, type DevstackOptions, startDevstack } from './stack.ts';
 import { type RunningWorker, startWorker } from './worker.ts';
 
@@ -28,6 +29,8 @@ export interface LocalDeploymentOptions {
   scoring?: boolean;
   /** Added to every worker's settings (INGEST_TRUSTED_ORIGINS for the test pages). */
   vars?: Record<string, string>;
+  /** Model roles the user points at a provider of their own; the devstack serves the rest. */
+  roles?: UserRoles;
   /** Runs once the devstack is up, before any worker starts. */
   beforeWorkers?: (stack: Devstack) => Promise<Interposed>;
   /** Keep wrangler's output for error reports (tests, benches) instead of passing it through. */
@@ -61,6 +64,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
   try {
     const stack = await startDevstack({
       ...options.devstack,
+      externalEmbeddingDimension: options.roles?.EMBEDDING?.dimensions,
       dataDir,
       ephemeral: !options.dataDir,
       apiPort: options.devstack?.apiPort ?? (await freePort()),
@@ -79,7 +83,12 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
       ingest: ingestWorkerVars(stack, ingestUrl),
       scoring: scoringUrl ? scoringWorkerVars(stack, ingestUrl, scoringUrl) : {},
     };
-    const vars = (name: WorkerName) => ({ ...own[name], ...options.vars, ...interposed.vars?.[name] });
+    const vars = (name: WorkerName) => ({
+      ...own[name],
+      ...roleVars(options.roles ?? {}),
+      ...options.vars,
+      ...interposed.vars?.[name],
+    });
     const stateDir = options.stateDir ?? join(dataDir, 'wrangler');
     // A failed start is kept rather than thrown, so that no worker still starting outlives stop().
     let failure: unknown;

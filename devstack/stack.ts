@@ -33,6 +33,8 @@ export interface DevstackOptions {
   qstashBackoffMs?: (retry: number) => number;
   /** Embedding model directory or hub id; default: see devstack/models. */
   embeddingModel?: string;
+  /** An embedding model outside the devstack makes vectors of this size: the index is made for them. */
+  externalEmbeddingDimension?: number;
   /** Fetch the embedding model from the hub once, when it is not in the cache (needs internet). */
   allowModelDownload?: boolean;
   log?: (line: string) => void;
@@ -100,7 +102,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
 
   const models = await createModelServer({
     apiKey: secrets.modelApiKey,
-    embeddingModel: options.embeddingModel ?? process.env.DEVSTACK_EMBEDDING_MODEL,
+    // With the user's own embedding model the devstack's is not loaded.
+    embeddingModel: options.externalEmbeddingDimension ? 'off' : (options.embeddingModel ?? process.env.DEVSTACK_EMBEDDING_MODEL),
     cacheDir: join(options.dataDir, 'models'),
     allowDownload: options.allowModelDownload ?? false,
     // Paced like a hosted model (about 100 words a second), so streaming, time to first
@@ -111,8 +114,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   const vector = await createVectorServer({
     token: secrets.vectorToken,
     dataDir: join(dataDir, 'vector'),
-    indexType: models.embeddings ? 'HYBRID' : 'SPARSE',
-    dimension: models.embeddings?.dimension,
+    indexType: models.embeddings || options.externalEmbeddingDimension ? 'HYBRID' : 'SPARSE',
+    dimension: options.externalEmbeddingDimension ?? models.embeddings?.dimension,
     log,
   });
   const qstash = createQStash({
