@@ -33,6 +33,8 @@ interface Row {
   steps: number;
   /** Peak resident memory above the probe's baseline (modules and pdf.js loaded). */
   peakBytes: number;
+  /** The largest growth within one step (one worker invocation), for a document read in several. */
+  maxStepPeakBytes: number;
   outcome: string;
   killed: boolean;
 }
@@ -53,7 +55,19 @@ function probe(root: string, file: HostileFile, path: string, timeoutMs: number)
   return new Promise((done, reject) => {
     const child = spawn(
       process.execPath,
-      [`--max-old-space-size=${HEAP_MB}`, '--import', 'tsx', PROBE, '--root', root, '--file', path, '--type', file.type],
+      [
+        `--max-old-space-size=${HEAP_MB}`,
+        '--expose-gc',
+        '--import',
+        'tsx',
+        PROBE,
+        '--root',
+        root,
+        '--file',
+        path,
+        '--type',
+        file.type,
+      ],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const pid = child.pid as number;
@@ -101,14 +115,32 @@ function probe(root: string, file: HostileFile, path: string, timeoutMs: number)
       const line = out.trim().split('\n').at(-1) ?? '';
       if (killed) {
         const cpuMs = ready ? cpuAtKill - ready.cpuMs : cpuAtKill;
-        return done({ ...base, cpuMs, maxStepCpuMs: cpuMs, steps: 0, peakBytes, outcome: 'did not finish', killed: true });
+        return done({
+          ...base,
+          cpuMs,
+          maxStepCpuMs: cpuMs,
+          steps: 0,
+          peakBytes,
+          maxStepPeakBytes: peakBytes,
+          outcome: 'did not finish',
+          killed: true,
+        });
       }
       if (code !== 0 || !line.includes('"result"')) {
         const oom = /heap out of memory|Allocation failed/i.test(err);
         const outcome = oom
           ? `crashed: out of memory (${HEAP_MB} MB heap)`
           : `crashed (${signal ?? code}): ${err.trim().split('\n').at(-1)}`;
-        return done({ ...base, cpuMs: Number.NaN, maxStepCpuMs: Number.NaN, steps: 0, peakBytes, outcome, killed: false });
+        return done({
+          ...base,
+          cpuMs: Number.NaN,
+          maxStepCpuMs: Number.NaN,
+          steps: 0,
+          peakBytes,
+          maxStepPeakBytes: peakBytes,
+          outcome,
+          killed: false,
+        });
       }
       const result = JSON.parse(line) as ProbeResult;
       const steps = result.steps > 1 ? `${result.steps} steps, ` : '';
@@ -118,7 +150,9 @@ function probe(root: string, file: HostileFile, path: string, timeoutMs: number)
         cpuMs: result.cpuMs,
         maxStepCpuMs: result.maxStepCpuMs,
         steps: result.steps,
-        peakBytes,
+        // The probe resets the counter between steps; what it saw itself covers what polling missed.
+        peakBytes: Math.max(peakBytes, (result.peakRss ?? 0) - (ready?.rss ?? 0)),
+        maxStepPeakBytes: result.maxStepPeakBytes ?? 0,
         outcome: `${result.status} (${steps}${result.chunks} chunks)${message ? `: ${message}` : ''}`,
         killed: false,
       });
@@ -128,6 +162,11 @@ function probe(root: string, file: HostileFile, path: string, timeoutMs: number)
 
 function size(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${fixed(bytes / 1024 / 1024, 1)} MB` : `${fixed(bytes / 1024, 0)} KB`;
+}
+
+function memory(row: Row): string {
+  const peak = `${mib(row.peakBytes)} MiB`;
+  return row.steps > 1 ? `${peak} (largest step ${mib(row.maxStepPeakBytes)} MiB)` : peak;
 }
 
 function seconds(row: Row, timeoutS: number): string {
@@ -155,7 +194,7 @@ async function main() {
       writeFileSync(path, file.bytes());
       const row = await probe(root, file, path, flags.timeout * 1000);
       rows.push(row);
-      log(`| ${row.name} | ${size(row.bytes)} | ${seconds(row, flags.timeout)} | ${mib(row.peakBytes)} MiB | ${row.outcome} |`);
+      log(`| ${row.name} | ${size(row.bytes)} | ${seconds(row, flags.timeout)} | ${memory(row)} | ${row.outcome} |`);
       rmSync(path);
     }
   } finally {

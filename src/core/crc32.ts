@@ -9,8 +9,9 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-export function crc32(bytes: Uint8Array | Uint8ClampedArray, start = 0, end = bytes.length): number {
-  let c = 0xffffffff;
+/** The CRC of `bytes[start, end)`; `previous`, the CRC of what came before, continues it over data read in pieces. */
+export function crc32(bytes: Uint8Array | Uint8ClampedArray, start = 0, end = bytes.length, previous = 0): number {
+  let c = (previous ^ 0xffffffff) >>> 0;
   for (let i = start; i < end; i++) c = (CRC_TABLE[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }

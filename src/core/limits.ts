@@ -34,6 +34,18 @@ export const MAX_CHUNK_SIZE = 8000;
 export const MAX_DOCUMENT_CHARS = 16_000_000;
 export const MAX_DOCUMENT_CHUNKS = 20_000;
 
+/**
+ * Bytes an Office package (a ZIP) may inflate in all, its XML parts and its images together: well
+ * inside a 128 MB isolate, and far more than the text of any real document needs.
+ */
+export const MAX_PACKAGE_INFLATED_BYTES = 48 * 1024 * 1024;
+
+/**
+ * Bytes one compressed stream of a PDF may expand to. pdf.js holds a stream whole once it decodes
+ * it (a page's content, a font, an image), so a 200 KB file of one flate bomb became 800 MB.
+ */
+export const MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024;
+
 /** Pages of a PDF read at most (a warning names the rest), as slides are capped for presentations. */
 export const MAX_PDF_PAGES = 2_000;
 

@@ -30,6 +30,22 @@ describe('hostile files through the workers', () => {
     });
   });
 
+  it('fails a PDF whose content is a flate bomb, without decoding it', async () => {
+    const job = await ingestFile(user.token, 'bomb.pdf', undefined, bytesOf('pdf-flate-bomb'));
+    expect(job).toMatchObject({
+      status: 'failed',
+      error_message: 'The PDF could not be read: its content expands past 16 MB when decompressed',
+    });
+  });
+
+  it('reads the beginning of a DOCX paragraph of 1.2 million runs inside the isolate, and says so', async () => {
+    const job = await ingestFile(user.token, 'runs.docx', undefined, bytesOf('docx-million-runs'));
+    expect(job.status, job.error_message ?? '').toBe('partial');
+    expect(job.error_message).toBe(
+      'Partly ingested: A part of the document has more than 200,000 elements; only its beginning was read',
+    );
+  });
+
   it('reads the first 2,000 pages of a 20,000-page PDF and says so', async () => {
     // Twenty extract steps of 100 pages: longer than ingestFile waits.
     const created = await upload(user.token, 'long.pdf', bytesOf('pdf-20000-pages'));

@@ -4,9 +4,11 @@
  * (bench/hostile-files.ts) read the same bytes. Each is the issue's reproduction or one of the
  * same kind; `runSteps` drives a document through the extract steps as the worker does.
  */
-import { strToU8 } from 'fflate';
+import { deflateRawSync, deflateSync } from 'node:zlib';
+import { strToU8, unzipSync } from 'fflate';
+import { crc32 } from '#core/crc32.ts';
 import type { DocType } from '#core/documents/detect-type.ts';
-import { docx, xlsx } from './ooxml-files.ts';
+import { docx, NS, type RawEntry, rawZip, xlsx } from './ooxml-files.ts';
 import { seededRandom } from './seeded-random.ts';
 
 export interface HostileFile {
@@ -68,6 +70,65 @@ export function manyPagesPdf(pages: number): Uint8Array {
   for (const offset of offsets) body += `${String(offset).padStart(10, '0')} 00000 n \n`;
   body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return utf8(body);
+}
+
+/**
+ * A PDF whose one page's content stream is `mb` MB of spaces, flate-compressed about 1000:1: a
+ * couple of hundred kilobytes that pdf.js would decode whole.
+ */
+export function flateBombPdf(mb: number): Uint8Array {
+  const text = 'BT /F1 12 Tf 72 720 Td (Text before the bomb.) Tj ET\n';
+  const stream = deflateSync(Buffer.concat([Buffer.from(text), Buffer.alloc(mb * 1024 * 1024, 32)]), { level: 9 });
+  const head = [
+    '%PDF-1.4',
+    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
+    '2 0 obj\n<< /Type /Pages /Count 1 /Kids [3 0 R] >>\nendobj',
+    '3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>\nendobj',
+    `4 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`,
+  ].join('\n');
+  const tail = '\nendstream\nendobj\n5 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n';
+  const body = Buffer.concat([Buffer.from(`${head}`, 'latin1'), stream, Buffer.from(tail, 'latin1')]);
+  // Offsets of objects 1 to 5, for the cross-reference table.
+  const offsets = [1, 2, 3, 4, 5].map((n) => body.indexOf(`\n${n} 0 obj`) + 1);
+  const xref = `xref\n0 6\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  const trailer = `trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n${body.length}\n%%EOF\n`;
+  return new Uint8Array(Buffer.concat([body, Buffer.from(xref + trailer, 'latin1')]));
+}
+
+/**
+ * `size` bytes that start as a 1000 × 1000 PNG does and deflate about 170:1 (a byte of noise
+ * every 800), under the zip-bomb ratio: an "image" that only inflating shows to be huge.
+ */
+function sparseImage(size: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  const header = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 3, 0xe8, 0, 0, 3, 0xe8, 8, 2,
+  ];
+  bytes.set(header);
+  const random = seededRandom(seed);
+  for (let i = 800; i < size; i += 800) bytes[i] = Math.floor(random() * 256);
+  return bytes;
+}
+
+function deflatedEntry(name: string, data: Uint8Array): RawEntry {
+  return { name, data: new Uint8Array(deflateRawSync(data)), method: 8, size: data.byteLength, crc: crc32(data) };
+}
+
+/** A Word document of `count` captioned pictures of `mb` MB each, its XML parts and pictures deflated. */
+export function docxWithBigImages(count: number, mb: number): Uint8Array {
+  const ids = Array.from({ length: count }, (_, i) => i + 1);
+  const body = ids
+    .map(
+      (i) =>
+        `<w:p><w:r><w:t>Figure ${i}</w:t></w:r><w:r><w:drawing><a:blip xmlns:a="${NS.a}" r:embed="rIdImg${i}"/></w:drawing></w:r></w:p>`,
+    )
+    .join('');
+  const parts = unzipSync(
+    docx(body, { rels: ids.map((i): [string, string, string] => [`rIdImg${i}`, 'image', `media/image${i}.png`]) }),
+  );
+  const entries = Object.entries(parts).map(([name, data]) => deflatedEntry(name, data));
+  for (const i of ids) entries.push(deflatedEntry(`word/media/image${i}.png`, sparseImage(mb * 1024 * 1024, i)));
+  return rawZip(entries);
 }
 
 export const HOSTILE_FILES: HostileFile[] = [
@@ -182,6 +243,12 @@ export const HOSTILE_FILES: HostileFile[] = [
     benchOnly: true,
   },
   {
+    name: 'docx-big-images',
+    type: 'docx',
+    what: 'four pictures that inflate to 30 MB each (770 KB)',
+    bytes: () => docxWithBigImages(4, 30),
+  },
+  {
     name: 'html-nested-11k',
     type: 'html',
     what: '1,000 nested divs (11 KB), through Readability',
@@ -228,6 +295,12 @@ export const HOSTILE_FILES: HostileFile[] = [
     what: 'an 8 MB text file of one paragraph',
     bytes: () => utf8(`${'Word and more words. '.repeat(400_000)}`),
     benchOnly: true,
+  },
+  {
+    name: 'pdf-flate-bomb',
+    type: 'pdf',
+    what: 'one page whose content stream inflates to 200 MB of spaces (200 KB)',
+    bytes: () => flateBombPdf(200),
   },
   {
     name: 'pdf-20000-pages',

@@ -82,3 +82,62 @@ export function xlsx(
   });
   return pack('xlsx', 'xl/workbook.xml', parts);
 }
+
+export interface RawEntry {
+  name: string;
+  /** The entry's bytes as stored (already compressed for method 8). */
+  data: Uint8Array;
+  method: 0 | 8;
+  /** Declared uncompressed size. */
+  size: number;
+  crc?: number;
+  flags?: number;
+}
+
+/**
+ * The fields a local header and its central directory record share, in the same order from `at`
+ * (the central record has "version made by" first, so its copy starts two bytes later).
+ */
+function writeSharedFields(view: DataView, at: number, e: RawEntry, nameLength: number) {
+  view.setUint16(at, 20, true);
+  view.setUint16(at + 2, e.flags ?? 0, true);
+  view.setUint16(at + 4, e.method, true);
+  view.setUint32(at + 10, e.crc ?? 0, true);
+  view.setUint32(at + 14, e.data.length, true);
+  view.setUint32(at + 18, e.size, true);
+  view.setUint16(at + 22, nameLength, true);
+}
+
+/** Writes a ZIP byte by byte, so that tests can make its headers say anything. */
+export function rawZip(entries: RawEntry[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const central: Uint8Array[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = strToU8(e.name);
+    const local = new Uint8Array(30 + name.length);
+    const lv = new DataView(local.buffer);
+    lv.setUint32(0, 0x04034b50, true);
+    writeSharedFields(lv, 4, e, name.length);
+    local.set(name, 30);
+    const cd = new Uint8Array(46 + name.length);
+    const cv = new DataView(cd.buffer);
+    cv.setUint32(0, 0x02014b50, true);
+    cv.setUint16(4, 20, true);
+    writeSharedFields(cv, 6, e, name.length);
+    cv.setUint32(42, offset, true);
+    cd.set(name, 46);
+    parts.push(local, e.data);
+    central.push(cd);
+    offset += local.length + e.data.length;
+  }
+  const cdSize = central.reduce((n, c) => n + c.length, 0);
+  const end = new Uint8Array(22);
+  const ev = new DataView(end.buffer);
+  ev.setUint32(0, 0x06054b50, true);
+  ev.setUint16(8, entries.length, true);
+  ev.setUint16(10, entries.length, true);
+  ev.setUint32(12, cdSize, true);
+  ev.setUint32(16, offset, true);
+  return new Uint8Array(Buffer.concat([...parts, ...central, end]));
+}

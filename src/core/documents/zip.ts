@@ -1,13 +1,15 @@
 import { Inflate } from 'fflate';
 import { indexOfBytes, startsWith } from '../bytes.ts';
 import { crc32 } from '../crc32.ts';
+import { MAX_PACKAGE_INFLATED_BYTES } from '../limits.ts';
 import { ParseError } from './parse-error.ts';
 
 /**
  * Reads a ZIP (the container of DOCX/PPTX/XLSX) without trusting it. The central
  * directory is parsed up front, but an entry is inflated only when a parser asks for it,
  * and inflation stops as soon as it passes the declared size or a cap — a zip bomb's
- * header can lie, so the caps are enforced on the bytes actually produced. Type detection
+ * header can lie, so the caps are enforced on the bytes actually produced. A large part can be
+ * read in pieces (`chunks`), so that it is never held whole. Type detection
  * reads only an upload's head, which may end before the central directory: `listZipHead`
  * and `readHeadEntryText` serve it.
  */
@@ -19,7 +21,7 @@ export interface ZipLimits {
   maxDeclaredTotal: number;
   /** Largest entry that may be inflated (an isolate has 128 MB). */
   maxEntryBytes: number;
-  /** Bytes inflated over the whole life of the archive, across all reads. */
+  /** Bytes inflated over the whole life of the archive, across all reads, stored entries included. */
   maxInflatedTotal: number;
   /** Uncompressed/compressed ratio above which a large entry is treated as a bomb. */
   maxRatio: number;
@@ -31,7 +33,7 @@ export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEntries: 2_000,
   maxDeclaredTotal: 1024 * 1024 * 1024,
   maxEntryBytes: 32 * 1024 * 1024,
-  maxInflatedTotal: 128 * 1024 * 1024,
+  maxInflatedTotal: MAX_PACKAGE_INFLATED_BYTES,
   maxRatio: 200,
   ratioFloor: 1024 * 1024,
 };
@@ -41,6 +43,11 @@ export interface ZipArchive {
   names: string[];
   /** The entry's bytes, or null when there is no such entry. Names match case-insensitively. */
   read(name: string): Uint8Array | null;
+  /**
+   * The entry's bytes in pieces as they inflate (a few MB at most each), under the same checks as
+   * `read`, the checksum last; null when there is no such entry.
+   */
+  chunks(name: string): Iterable<Uint8Array> | null;
   /** The entry as UTF-8 text, or null when there is no such entry. */
   readText(name: string): string | null;
   /** The declared uncompressed size, or null when there is no such entry. */
@@ -180,7 +187,8 @@ export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): 
     return bytes.subarray(local.dataStart, end);
   };
 
-  const read = (name: string): Uint8Array | null => {
+  /** The entry, once it passed the checks that its headers allow before anything is inflated. */
+  const checked = (name: string): Entry | null => {
     const entry = entries.get(name.replace(/^\/+/, '').toLowerCase());
     if (!entry) return null;
     if (entry.flags & 1) throw new ParseError('encrypted', 'The file is password-protected');
@@ -196,24 +204,42 @@ export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): 
     if (inflatedTotal + entry.size > limits.maxInflatedTotal) {
       throw new ParseError('too_large', 'The document is too large to process: its contents expand past the memory budget');
     }
-    const data = dataOf(entry);
-    let out: Uint8Array;
-    if (entry.method === 0) {
-      if (entry.compressedSize !== entry.size) throw corrupt(`${entry.name} has inconsistent sizes`);
-      out = data;
-    } else if (entry.method === 8) {
-      out = inflateExactly(data, entry.size, entry.name);
-    } else {
+    if (entry.method === 0 && entry.compressedSize !== entry.size) throw corrupt(`${entry.name} has inconsistent sizes`);
+    if (entry.method !== 0 && entry.method !== 8) {
       throw new ParseError('unsupported', `The file uses an unsupported ZIP compression method (${entry.method})`);
     }
+    return entry;
+  };
+
+  const read = (name: string): Uint8Array | null => {
+    const entry = checked(name);
+    if (!entry) return null;
+    const data = dataOf(entry);
+    const out = entry.method === 0 ? data : inflateExactly(data, entry.size, entry.name);
     inflatedTotal += out.byteLength;
     if (crc32(out) !== entry.crc) throw corrupt(`${entry.name} fails its checksum`);
     return out;
   };
 
+  function* pieces(entry: Entry): Generator<Uint8Array> {
+    const data = dataOf(entry);
+    let crc = 0;
+    const source = entry.method === 0 ? storedPieces(data) : inflatePieces(data, entry.size, entry.name);
+    for (const piece of source) {
+      inflatedTotal += piece.byteLength;
+      crc = crc32(piece, 0, piece.byteLength, crc);
+      yield piece;
+    }
+    if (crc !== entry.crc) throw corrupt(`${entry.name} fails its checksum`);
+  }
+
   return {
     names,
     read,
+    chunks(name) {
+      const entry = checked(name);
+      return entry && pieces(entry);
+    },
     readText(name) {
       const data = read(name);
       return data === null ? null : utf8.decode(data);
@@ -232,23 +258,47 @@ const INPUT_SLICE = 4 * 1024;
 function inflateExactly(data: Uint8Array, size: number, name: string): Uint8Array {
   const out = new Uint8Array(size);
   let written = 0;
+  for (const piece of inflatePieces(data, size, name)) {
+    out.set(piece, written);
+    written += piece.byteLength;
+  }
+  return out;
+}
+
+/** A stored entry in views of its bytes, so that a reader of pieces gets pieces. */
+function* storedPieces(data: Uint8Array): Generator<Uint8Array> {
+  for (let i = 0; i < data.byteLength; i += 64 * 1024) yield data.subarray(i, Math.min(data.byteLength, i + 64 * 1024));
+}
+
+/**
+ * Inflates raw DEFLATE data that must produce exactly `size` bytes, a piece per slice of input
+ * (at most ~4 MiB each); stops when it would produce more.
+ */
+function* inflatePieces(data: Uint8Array, size: number, name: string): Generator<Uint8Array> {
+  const ready: Uint8Array[] = [];
+  let written = 0;
   const inflater = new Inflate((chunk) => {
     if (written + chunk.byteLength > size) throw bomb(`${name} expands past the size its header declares`);
-    out.set(chunk, written);
     written += chunk.byteLength;
+    if (chunk.byteLength > 0) ready.push(chunk);
   });
-  try {
-    for (let i = 0; i < data.byteLength; i += INPUT_SLICE) {
-      const end = Math.min(data.byteLength, i + INPUT_SLICE);
-      inflater.push(data.subarray(i, end), end === data.byteLength);
+  const push = (slice: Uint8Array, final: boolean) => {
+    try {
+      inflater.push(slice, final);
+    } catch (error) {
+      if (error instanceof ParseError) throw error;
+      throw corrupt(`${name} cannot be decompressed`);
     }
-    if (data.byteLength === 0) inflater.push(data, true);
-  } catch (error) {
-    if (error instanceof ParseError) throw error;
-    throw corrupt(`${name} cannot be decompressed`);
+  };
+  if (data.byteLength === 0) push(data, true);
+  for (let i = 0; i < data.byteLength; i += INPUT_SLICE) {
+    const end = Math.min(data.byteLength, i + INPUT_SLICE);
+    push(data.subarray(i, end), end === data.byteLength);
+    // Handed on before the next slice is inflated: the entry is never whole in memory.
+    while (ready.length > 0) yield ready.shift() as Uint8Array;
   }
+  while (ready.length > 0) yield ready.shift() as Uint8Array;
   if (written !== size) throw corrupt(`${name} is shorter than its header declares`);
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

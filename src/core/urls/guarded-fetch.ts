@@ -1,4 +1,3 @@
-import { readCapped } from '../bodies.ts';
 import { checkUrl, DnsError, type ResolveHost } from './dns.ts';
 import type { UrlVerdict } from './url-policy.ts';
 
@@ -153,13 +152,61 @@ async function allowedUrl(raw: string, isRedirect: boolean, opts: GuardedFetchOp
 /** Content-Length may be absent (chunked) or describe the compressed body, so the running count bounds memory. */
 async function readPage(response: Response, maxBytes: number): Promise<Uint8Array> {
   const tooLarge = () => new FetchRefused('too_large', `The page is larger than ${formatBytes(maxBytes)}`);
-  const declared = Number(response.headers.get('content-length'));
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
     throw tooLarge();
   }
-  const bytes = await readCapped(response.body, maxBytes);
+  // Under a content coding the length is the encoded body's, and the body read here is decoded.
+  const coding = (response.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const exact = Number.isInteger(declared) && declared >= 0 && (coding === '' || coding === 'identity') ? declared : null;
+  const bytes = await readBody(response.body, maxBytes, exact);
   if (!bytes) throw tooLarge();
+  return bytes;
+}
+
+/**
+ * The body in one buffer, never more than `maxBytes` (null past that, the rest cancelled). Given
+ * the length the server declared, the bytes go straight into a buffer of that size as they arrive,
+ * so the page is held once: pieces joined at the end were held twice while they were joined, a
+ * 50 MB page as 100 MB. Without a length (a chunked body), or past it, the pieces are joined at
+ * the end, as they must be.
+ */
+async function readBody(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  size: number | null,
+): Promise<Uint8Array | null> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const buffer = new Uint8Array(size ?? 0);
+  let filled = 0;
+  // What did not fit the declared size, in order.
+  const rest: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    if (rest.length === 0 && filled + value.byteLength <= buffer.byteLength) {
+      buffer.set(value, filled);
+      filled += value.byteLength;
+    } else {
+      rest.push(value);
+    }
+  }
+  if (rest.length === 0) return filled === buffer.byteLength ? buffer : buffer.subarray(0, filled);
+  const bytes = new Uint8Array(total);
+  bytes.set(buffer.subarray(0, filled));
+  let offset = filled;
+  for (const piece of rest) {
+    bytes.set(piece, offset);
+    offset += piece.byteLength;
+  }
   return bytes;
 }
 

@@ -1,3 +1,4 @@
+import { cutLongText } from '#core/text/long-text.ts';
 import { normaliseWhitespace } from '#core/text/sentences.ts';
 import type { Block } from '../parsers/types.ts';
 
@@ -51,27 +52,13 @@ export function placeBlocks(blocks: readonly Block[]): PlacedBlock[] {
       placedBlock.table = table;
       placedBlock.tableHeader = tableHeader;
     }
-    const parts = text.length > MAX_BLOCK_CHARS ? cutAtSpaces(text, MAX_BLOCK_CHARS) : [text];
+    // A parser that cut a wall of text itself says the piece goes on from the one before.
+    const goesOn = block.continues === true && previous !== undefined && previous.kind === block.kind;
+    const parts = text.length > MAX_BLOCK_CHARS ? cutLongText(text, MAX_BLOCK_CHARS) : [text];
     parts.forEach((part, i) => {
-      placed.push(i === 0 ? { ...placedBlock, text: part } : { ...placedBlock, text: part, continues: true });
+      placed.push(i === 0 && !goesOn ? { ...placedBlock, text: part } : { ...placedBlock, text: part, continues: true });
     });
     previous = placedBlock;
   }
   return placed;
-}
-
-/** Pieces of at most `size` characters, cut at the last space before the limit (the space dropped). */
-function cutAtSpaces(text: string, size: number): string[] {
-  const parts: string[] = [];
-  let start = 0;
-  while (text.length - start > size) {
-    const space = text.lastIndexOf(' ', start + size);
-    let end = space > start ? space : start + size;
-    // A hard cut never leaves half of a surrogate pair on either side.
-    if (space <= start && /[\ud800-\udbff]/.test(text[end - 1] ?? '')) end--;
-    parts.push(text.slice(start, end));
-    start = space > start ? space + 1 : end;
-  }
-  parts.push(text.slice(start));
-  return parts;
 }

@@ -2,11 +2,20 @@ import { child, descendants, textContent, type XmlElement } from './xml.ts';
 
 /** DOCX runs: a paragraph's text, page breaks, images and text boxes, and the formatting that can make it a heading. */
 
+/** Page breaks seen before the first visible character, and after it. */
+export interface Breaks {
+  before: number;
+  after: number;
+}
+
 export interface Inline {
   text: string;
-  /** Page breaks seen before the first visible character, and after it. */
-  breaksBefore: number;
-  breaksAfter: number;
+  /**
+   * Word's rendered page breaks (where it last laid the page out) and the explicit ones, both
+   * counted: which of them number the pages is known only once the whole document was read.
+   */
+  rendered: Breaks;
+  explicit: Breaks;
   imageIds: string[];
   textboxes: XmlElement[];
   /** Every run carrying visible text is bold. */
@@ -28,16 +37,8 @@ const SKIPPED = new Set([
   'w:fldChar',
 ]);
 
-/**
- * Appends a paragraph's (or a run's) text to `acc`, with its page breaks, images, text boxes and
- * formatting. `rendered` says which page breaks count: Word's rendered ones, or the explicit ones.
- */
-export function collectInline(
-  el: XmlElement,
-  acc: Inline,
-  rendered: boolean,
-  run: { bold: boolean; size: number | null } | null,
-): void {
+/** Appends a paragraph's (or a run's) text to `acc`, with its page breaks, images, text boxes and formatting. */
+export function collectInline(el: XmlElement, acc: Inline, run: { bold: boolean; size: number | null } | null): void {
   for (const node of el.children) {
     if (typeof node === 'string') continue;
     switch (node.name) {
@@ -67,18 +68,18 @@ export function collectInline(
       case 'w:br': {
         const type = node.attrs['w:type'];
         if (type === 'page') {
-          if (!rendered) pageBreak(acc);
+          pageBreak(acc, acc.explicit);
         } else {
           acc.text += type === 'column' ? ' ' : '\n';
         }
         break;
       }
       case 'w:lastRenderedPageBreak':
-        if (rendered) pageBreak(acc);
+        pageBreak(acc, acc.rendered);
         break;
       case 'w:r': {
         const props = child(node, 'w:rPr');
-        collectInline(node, acc, rendered, { bold: isBold(props), size: sizeOf(props) });
+        collectInline(node, acc, { bold: isBold(props), size: sizeOf(props) });
         break;
       }
       case 'w:drawing':
@@ -89,18 +90,27 @@ export function collectInline(
         acc.textboxes.push(...descendants(node, 'w:txbxContent'));
         break;
       default:
-        if (!SKIPPED.has(node.name)) collectInline(node, acc, rendered, run);
+        if (!SKIPPED.has(node.name)) collectInline(node, acc, run);
     }
   }
 }
 
 export function emptyInline(): Inline {
-  return { text: '', breaksBefore: 0, breaksAfter: 0, imageIds: [], textboxes: [], allBold: true, minSize: null, sawText: false };
+  return {
+    text: '',
+    rendered: { before: 0, after: 0 },
+    explicit: { before: 0, after: 0 },
+    imageIds: [],
+    textboxes: [],
+    allBold: true,
+    minSize: null,
+    sawText: false,
+  };
 }
 
-function pageBreak(acc: Inline): void {
-  if (acc.sawText) acc.breaksAfter++;
-  else acc.breaksBefore++;
+function pageBreak(acc: Inline, breaks: Breaks): void {
+  if (acc.sawText) breaks.after++;
+  else breaks.before++;
 }
 
 export const isOn = (el: XmlElement | undefined) => el !== undefined && !['0', 'false', 'off'].includes(el.attrs['w:val'] ?? '');

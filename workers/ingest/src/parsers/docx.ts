@@ -1,7 +1,7 @@
 import { ParseBudget } from './budget.ts';
-import { collectInline, emptyInline, isOn } from './docx-runs.ts';
+import { type Breaks, collectInline, emptyInline, type Inline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
-import { ImageCollector, isRelType, openPackage, type Relationship } from './ooxml.ts';
+import { ImageCollector, isRelType, type OoxmlText, openPackage, type Relationship, withImages } from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, type XmlElement } from './xml.ts';
@@ -10,53 +10,71 @@ import { child, children, descendants, forEachElement, type XmlElement } from '.
  * DOCX: body paragraphs in order, headings from paragraph styles (or, in documents that
  * style headings by hand, from short bold runs set well above body size), list items,
  * tables as header-keyed rows, footnotes and endnotes, and embedded PNG figures. Pages are
- * known only from the page breaks Word recorded when it last laid the document out.
+ * known only from the page breaks Word recorded when it last laid the document out, or
+ * failing those from the explicit ones. The body streams past as it inflates, one paragraph
+ * or table at a time, so both kinds of break are counted and the choice is made at the end.
  */
+
+/** Both page counts at a point of the body: by Word's rendered breaks, and by the explicit ones. */
+interface Pages {
+  rendered: number;
+  explicit: number;
+}
 
 interface Context {
   rels: Map<string, Relationship>;
   styles: Styles;
   images: ImageCollector;
   blocks: Block[];
-  /** Current 1-based page, or null when the document has no page-break information. */
-  page: number | null;
-  /** Which breaks count: Word's rendered ones when present, else the explicit ones. */
-  rendered: boolean;
+  /** Breaks counted so far in the body; null in footnotes and endnotes, which have no page. */
+  pages: Pages | null;
+  /**
+   * Where each block and image was placed: a block's `page` holds an index here until the end,
+   * when it becomes the page number (or goes, in a document without page breaks).
+   */
+  marks: Pages[];
+  sawRendered: boolean;
+  sawExplicit: boolean;
   budget: ParseBudget;
 }
 
 export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
+  return withImages(readDocx(bytes, limits));
+}
+
+/** The document's text, and its images still to be read (see ooxml.ts). */
+export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
   const budget = new ParseBudget(limits);
   const pkg = openPackage(bytes, 'docx', budget);
-  const xml = pkg.xml(pkg.main);
-  if (xml === null) throw new ParseError('corrupt', 'The file is not a valid Word document');
+  const body = pkg.text(pkg.main);
+  if (body === null) throw new ParseError('corrupt', 'The file is not a valid Word document');
   const rels = pkg.rels(pkg.main);
-  const rendered = xml.includes('lastRenderedPageBreak');
-  const paged = rendered || /<w:br [^<>]*w:type="page"|<w:pageBreakBefore/.test(xml);
   const ctx: Context = {
     rels,
     styles: readStyles(pkg, rels),
     images: new ImageCollector(pkg, limits),
     blocks: [],
-    page: paged ? 1 : null,
-    rendered,
+    pages: { rendered: 0, explicit: 0 },
+    marks: [],
+    sawRendered: false,
+    sawExplicit: false,
     budget,
   };
 
-  let pageCount: number | undefined;
+  let bodyPages: Pages | null = null;
   budget.until(() => {
     forEachElement(
-      xml,
+      body,
       (_name, path) => path[path.length - 1] === 'w:body',
       (el) => bodyElement(el, ctx),
       budget,
     );
-    pageCount = ctx.page ?? undefined;
+    bodyPages = ctx.pages;
     for (const type of ['footnotes', 'endnotes']) {
       const rel = [...rels.values()].find((r) => isRelType(r, type) && !r.external);
       const notes = rel ? pkg.tree(rel.target) : null;
       if (!notes) continue;
-      ctx.page = null;
+      ctx.pages = null;
       for (const note of [...children(notes, 'w:footnote'), ...children(notes, 'w:endnote')]) {
         // Separators and continuation notices are layout, not content.
         if (note.attrs['w:type'] && note.attrs['w:type'] !== 'normal') continue;
@@ -64,14 +82,46 @@ export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
       }
     }
   });
-  pageCount ??= ctx.page ?? undefined;
+  const pageCount = placePages(ctx, bodyPages ?? ctx.pages);
+  return { blocks: ctx.blocks, warnings: [], ...(pageCount ? { pageCount } : {}), images: ctx.images, budget };
+}
 
-  return budget.finish({
-    blocks: ctx.blocks,
-    images: ctx.images.images,
-    warnings: ctx.images.warnings(),
-    ...(pageCount ? { pageCount } : {}),
-  });
+/**
+ * Numbers the pages now that the whole document was read: by Word's rendered breaks when it
+ * recorded any, else by the explicit ones; a document with neither has no pages. Returns the count.
+ */
+function placePages(ctx: Context, end: Pages | null): number | undefined {
+  const paged = ctx.sawRendered || ctx.sawExplicit;
+  const pageOf = (mark: number): number | undefined => {
+    const at = ctx.marks[mark];
+    if (!paged || !at) return undefined;
+    return (ctx.sawRendered ? at.rendered : at.explicit) + 1;
+  };
+  for (const block of ctx.blocks) {
+    if (block.page === undefined) continue;
+    const page = pageOf(block.page);
+    if (page === undefined) delete block.page;
+    else block.page = page;
+  }
+  ctx.images.placePages(pageOf);
+  if (!paged || !end) return undefined;
+  return (ctx.sawRendered ? end.rendered : end.explicit) + 1;
+}
+
+/** Where the body is now, as a mark for a block or image; undefined outside the body. */
+function mark(ctx: Context): number | undefined {
+  if (!ctx.pages) return undefined;
+  ctx.marks.push({ ...ctx.pages });
+  return ctx.marks.length - 1;
+}
+
+/** Moves the body on by the breaks of one side of a paragraph or row. */
+function turnPages(ctx: Context, rendered: number, explicit: number): void {
+  if (!ctx.pages) return;
+  if (rendered > 0) ctx.sawRendered = true;
+  if (explicit > 0) ctx.sawExplicit = true;
+  ctx.pages.rendered += rendered;
+  ctx.pages.explicit += explicit;
 }
 
 function bodyElement(el: XmlElement, ctx: Context): void {
@@ -97,11 +147,11 @@ function bodyElement(el: XmlElement, ctx: Context): void {
 function paragraph(el: XmlElement, ctx: Context): void {
   const props = child(el, 'w:pPr');
   const acc = emptyInline();
-  if (props && !ctx.rendered && isOn(child(props, 'w:pageBreakBefore'))) acc.breaksBefore++;
-  collectInline(el, acc, ctx.rendered, null);
+  if (props && isOn(child(props, 'w:pageBreakBefore'))) acc.explicit.before++;
+  collectInline(el, acc, null);
 
-  if (ctx.page !== null) ctx.page += acc.breaksBefore;
-  const page = ctx.page ?? undefined;
+  turnPages(ctx, acc.rendered.before, acc.explicit.before);
+  const page = mark(ctx);
   const text = acc.text
     .replace(/[ \t\u00a0]+/g, ' ')
     .replace(/ *\n */g, '\n')
@@ -125,7 +175,7 @@ function paragraph(el: XmlElement, ctx: Context): void {
     if (rel && !rel.external) ctx.images.add(rel.target, page);
   }
   for (const box of acc.textboxes) bodyElement(box, ctx);
-  if (ctx.page !== null) ctx.page += acc.breaksAfter;
+  turnPages(ctx, acc.rendered.after, acc.explicit.after);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,7 +197,7 @@ function table(el: XmlElement, ctx: Context): void {
     const before = Number.parseInt((trPr && child(trPr, 'w:gridBefore')?.attrs['w:val']) ?? '0', 10) || 0;
     for (let i = 0; i < Math.min(before, 64); i++) cells.push({ text: '', continues: false, span: 1 });
     // A row that starts a page carries the break in its cells; count it once for the row.
-    let rowBreaks = 0;
+    const rowBreaks = { rendered: 0, explicit: 0 };
     const images: string[] = [];
     for (const tc of wrappedChildren(row, 'w:tc')) {
       const props = child(tc, 'w:tcPr');
@@ -157,13 +207,14 @@ function table(el: XmlElement, ctx: Context): void {
       );
       const vMerge = props && child(props, 'w:vMerge');
       const continues = vMerge !== undefined && vMerge.attrs['w:val'] !== 'restart';
-      const content = cellContent(tc, ctx);
-      rowBreaks = Math.max(rowBreaks, content.breaks);
+      const content = cellContent(tc);
+      rowBreaks.rendered = Math.max(rowBreaks.rendered, content.breaks.rendered);
+      rowBreaks.explicit = Math.max(rowBreaks.explicit, content.breaks.explicit);
       images.push(...content.imageIds);
       cells.push({ text: content.text, continues, span });
     }
-    if (ctx.page !== null) ctx.page += rowBreaks;
-    const page = ctx.page ?? undefined;
+    turnPages(ctx, rowBreaks.rendered, rowBreaks.explicit);
+    const page = mark(ctx);
     for (const id of images) {
       const rel = ctx.rels.get(id);
       if (rel && !rel.external) ctx.images.add(rel.target, page);
@@ -200,17 +251,20 @@ function wrappedChildren(el: XmlElement, name: 'w:tr' | 'w:tc'): XmlElement[] {
 }
 
 /** A cell's text (its paragraphs, and those of nested tables, on one line), images and page breaks. */
-function cellContent(tc: XmlElement, ctx: Context): { text: string; imageIds: string[]; breaks: number } {
+function cellContent(tc: XmlElement): { text: string; imageIds: string[]; breaks: Pages } {
   const parts: string[] = [];
   const imageIds: string[] = [];
-  let breaks = 0;
+  const breaks = { rendered: 0, explicit: 0 };
   for (const p of descendants(tc, 'w:p')) {
-    const acc = emptyInline();
-    collectInline(p, acc, ctx.rendered, null);
+    const acc: Inline = emptyInline();
+    collectInline(p, acc, null);
     const text = cleanCell(acc.text);
     if (text !== '') parts.push(text);
     imageIds.push(...acc.imageIds);
-    breaks += acc.breaksBefore + acc.breaksAfter;
+    breaks.rendered += count(acc.rendered);
+    breaks.explicit += count(acc.explicit);
   }
   return { text: parts.join(' '), imageIds, breaks };
 }
+
+const count = (breaks: Breaks) => breaks.before + breaks.after;

@@ -18,11 +18,14 @@ import {
   TEXT_NODE,
   withinShape,
 } from './html-dom.ts';
+import { countStartTags, MAX_DOM_ELEMENTS, type StreamedPage, streamedBlocks } from './html-stream.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 
 /**
  * Web pages → blocks. Readability (Firefox Reader View) picks the article out of the
- * navigation, ads and footers; linkedom gives it a DOM without a browser.
+ * navigation, ads and footers; linkedom gives it a DOM without a browser. A page with more
+ * elements than a DOM can hold in a worker is read in one pass over its markup instead
+ * (html-stream.ts).
  */
 
 /** linkedom builds a DOM of roughly ten times the page's size; past this a 128 MB worker is at risk. */
@@ -52,7 +55,11 @@ export function parseHtml(
   }
   const warnings: string[] = [];
   const budget = new ParseBudget(limits);
-  const html = asFullDocument(decodeHtml(bytes, contentTypeHeader, warnings));
+  const decoded = decodeHtml(bytes, contentTypeHeader, warnings);
+  if (countStartTags(decoded, MAX_DOM_ELEMENTS) > MAX_DOM_ELEMENTS) {
+    return budget.finish({ blocks: withTitle(...streamedPage(decoded, budget)), images: [], warnings });
+  }
+  const html = asFullDocument(decoded);
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
   const root = document.body ?? document.documentElement;
   const blocks: Block[] = [];
@@ -75,13 +82,27 @@ export function parseHtml(
     blocks.push(...article.blocks);
     title = chooseTitle(collapse(article.title ?? pageTitle), firstH1);
   });
-  if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');
+  return budget.finish({ blocks: withTitle(blocks, title), images: [], warnings });
+}
 
+/** The page's blocks under its title, as the document's level 1. */
+function withTitle(blocks: Block[], title: string): Block[] {
+  if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');
   const first = blocks[0];
   // Readability demotes the article's <h1> to <h2>; the title is the document's level 1.
   if (first?.kind === 'heading' && first.text === title) first.level = 1;
   else if (title) blocks.unshift({ kind: 'heading', text: title, level: 1 });
-  return budget.finish({ blocks, images: [], warnings });
+  return blocks;
+}
+
+/** A page too large for a DOM: its blocks without the chrome (or with it, when nothing else is left), and its title. */
+function streamedPage(html: string, budget: ParseBudget): [Block[], string] {
+  const page: StreamedPage = { blocks: [], title: '', firstH1: '' };
+  budget.until(() => {
+    streamedBlocks(html, budget, true, page);
+    if (!page.blocks.length) streamedBlocks(html, budget, false, page);
+  });
+  return [page.blocks, chooseTitle(page.title, page.firstH1)];
 }
 
 /** The whole body by structure, without its chrome (or with it, when nothing else is left). */

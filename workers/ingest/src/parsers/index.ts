@@ -1,13 +1,14 @@
 import type { DocType } from '#core/documents/detect-type.ts';
 import { BudgetSpent } from './budget.ts';
 import { parseCsv } from './csv.ts';
-import { parseDocx } from './docx.ts';
+import { readDocx } from './docx.ts';
 import { parseHtml } from './html.ts';
+import { handingOverImages, type OoxmlText, withImages } from './ooxml.ts';
 import { parsePdf } from './pdf.ts';
-import { parsePptx } from './pptx.ts';
+import { readPptx } from './pptx.ts';
 import { parseText } from './text.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
-import { parseXlsx } from './xlsx.ts';
+import { readXlsx } from './xlsx.ts';
 
 /** Where a fetched page came from (HTML needs the response's Content-Type for its charset), and for PDFs which pages. */
 export interface DocumentSource {
@@ -16,7 +17,7 @@ export interface DocumentSource {
   pages?: { first: number; last: number };
   /** The caller no longer needs `bytes`; a parser may keep them instead of copying. */
   transferBytes?: boolean;
-  /** PDFs hand over each image as it is found rather than in the result. */
+  /** PDFs and Office files hand over each image as it is found rather than in the result. */
   onImage?: (image: ExtractedImage) => Promise<void>;
 }
 
@@ -43,8 +44,13 @@ export async function parseDocument(
   if (bytes.byteLength === 0) throw new ParseError('empty', 'The file is empty');
   let doc: ParsedDocument;
   const onImage = source.onImage;
+  let handedOver = 0;
   const handOver =
-    onImage && ((image: ExtractedImage) => onImage(image).catch((cause) => Promise.reject(new CallerFailure(cause))));
+    onImage &&
+    ((image: ExtractedImage) => {
+      handedOver++;
+      return onImage(image).catch((cause) => Promise.reject(new CallerFailure(cause)));
+    });
   try {
     doc = await dispatch(type, bytes, limits, { ...source, onImage: handOver });
   } catch (error) {
@@ -56,7 +62,9 @@ export async function parseDocument(
     throw new ParseError('corrupt', UNREADABLE);
   }
   // Part of a paged document may be blank; whether the whole is empty is decided by the caller.
-  if (doc.blocks.length === 0 && doc.images.length === 0 && !source.pages) throw new ParseError('empty', 'The document is empty');
+  if (doc.blocks.length === 0 && doc.images.length === 0 && handedOver === 0 && !source.pages) {
+    throw new ParseError('empty', 'The document is empty');
+  }
   return doc;
 }
 
@@ -70,11 +78,11 @@ function dispatch(
     case 'pdf':
       return parsePdf(bytes, limits, { pages: source.pages, transferBytes: source.transferBytes, onImage: source.onImage });
     case 'docx':
-      return parseDocx(bytes, limits);
+      return office(readDocx(bytes, limits), source.onImage);
     case 'pptx':
-      return parsePptx(bytes, limits);
+      return office(readPptx(bytes, limits), source.onImage);
     case 'xlsx':
-      return parseXlsx(bytes, limits);
+      return office(readXlsx(bytes, limits), source.onImage);
     case 'csv':
       return parseCsv(bytes, limits);
     case 'txt':
@@ -85,4 +93,9 @@ function dispatch(
     default:
       throw new ParseError('unsupported', 'This file type is not supported');
   }
+}
+
+/** An Office document, its images handed over one at a time when the caller takes them. */
+function office(text: OoxmlText, onImage: DocumentSource['onImage']): Promise<ParsedDocument> | ParsedDocument {
+  return onImage ? handingOverImages(text, onImage) : withImages(text);
 }

@@ -1,10 +1,11 @@
 import { indexOfBytes } from '#core/bytes.ts';
 import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/documents/detect-type.ts';
 import { openZip, type ZipArchive } from '#core/documents/zip.ts';
+import { MAX_PACKAGE_INFLATED_BYTES } from '#core/limits.ts';
 import type { ParseBudget } from './budget.ts';
 import { jpegToPng } from './jpeg.ts';
-import { type ExtractedImage, ParseError, type ParseLimits } from './types.ts';
-import { children, decodeXmlBytes, parseXml, type XmlElement } from './xml.ts';
+import { type Block, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { children, decodeXmlBytes, decodeXmlPieces, parseXml, type XmlElement, type XmlText } from './xml.ts';
 
 /** What DOCX, PPTX and XLSX share: the package (ZIP, content types, relationships) and its images. */
 
@@ -40,8 +41,10 @@ export interface OoxmlPackage {
   main: string;
   /** Relationships of a part, by id. */
   rels(part: string): Map<string, Relationship>;
-  /** A part's XML text, or null when the package has no such part. */
+  /** A part's XML text, whole, or null when the package has no such part. */
   xml(part: string): string | null;
+  /** A part's XML text in pieces as it inflates, never whole (for `forEachElement`), or null when there is no such part. */
+  text(part: string): XmlText | null;
   /** A (small) part parsed whole, or null when the package has no such part. */
   tree(part: string): XmlElement | null;
 }
@@ -59,9 +62,13 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBud
     const data = zip.read(part);
     return data === null ? null : decodeXmlBytes(data);
   };
+  const text = (part: string): XmlText | null => {
+    const pieces = zip.chunks(part);
+    return pieces === null ? null : decodeXmlPieces(pieces);
+  };
   const tree = (part: string): XmlElement | null => {
-    const text = xml(part);
-    return text === null ? null : parseXml(text, budget);
+    const source = text(part);
+    return source === null ? null : parseXml(source, budget);
   };
   const relsCache = new Map<string, Map<string, Relationship>>();
   const rels = (part: string): Map<string, Relationship> => {
@@ -87,7 +94,7 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBud
     if (actual) throw new ParseError('unsupported', `The file is a ${LABEL[actual]}, not a ${LABEL[type]}`);
     throw notThis();
   }
-  return { zip, main, rels, xml, tree };
+  return { zip, main, rels, xml, text, tree };
 }
 
 /** `word/document.xml` → `word/_rels/document.xml.rels`; the package itself ('') → `_rels/.rels`. */
@@ -164,54 +171,91 @@ export function imageInfo(bytes: Uint8Array): ImageInfo | null {
   return null;
 }
 
+interface ImageRef {
+  part: string;
+  page?: number;
+}
+
 /**
- * Collects a document's figures under the limits: tiny images are decoration and dropped
- * silently; images that cannot be passed on as PNG, and those past `maxImages`, are counted
- * into warnings, since their content is lost.
+ * Collects a document's figures under the limits. The parser notes where each image is placed
+ * (`add`); the images are read after the text, one at a time (`read`), so that a caller that
+ * stores each as it comes never holds two, and the text is read before images use up the
+ * package's inflate budget. Tiny images are decoration and dropped silently; images that cannot
+ * be passed on as PNG, those past `maxImages` and those past the budget are counted into
+ * warnings, since their content is lost.
  */
 export class ImageCollector {
-  readonly images: ExtractedImage[] = [];
+  private readonly refs: ImageRef[] = [];
   private readonly seen = new Set<string>();
+  private kept = 0;
   private overLimit = 0;
   private undecodable = 0;
+  private tooLarge = 0;
 
   constructor(
     private readonly pkg: OoxmlPackage,
     private readonly limits: ParseLimits,
   ) {}
 
-  /** Adds the image part once, however often it is placed (a logo on every slide is one figure). */
+  /** Notes the image part once, however often it is placed (a logo on every slide is one figure). */
   add(part: string, page?: number): void {
     if (this.seen.has(part)) return;
     this.seen.add(part);
     if (this.pkg.zip.size(part) === null) return;
+    this.refs.push({ part, ...(page !== undefined ? { page } : {}) });
+  }
+
+  /** Gives each noted image its final page number (a DOCX knows which breaks count only at its end). */
+  placePages(page: (noted: number) => number | undefined): void {
+    for (const ref of this.refs) {
+      if (ref.page === undefined) continue;
+      const placed = page(ref.page);
+      if (placed === undefined) delete ref.page;
+      else ref.page = placed;
+    }
+  }
+
+  /**
+   * The images, each read when it is asked for. With `copy`, an image stored uncompressed is
+   * copied out of the file, so that a caller who keeps it does not keep the whole file.
+   */
+  *read(copy: boolean): Generator<ExtractedImage> {
+    const refs = this.refs.splice(0);
+    for (const ref of refs) {
+      const image = this.readOne(ref, copy);
+      if (image) yield image;
+    }
+  }
+
+  private readOne({ part, page }: ImageRef, copy: boolean): ExtractedImage | null {
     let bytes: Uint8Array | null;
     try {
       bytes = this.pkg.zip.read(part);
     } catch (error) {
       // A broken image costs that image, not the document; a zip bomb still stops everything.
       if (error instanceof ParseError && error.reason === 'unsafe') throw error;
-      this.undecodable++;
-      return;
+      if (error instanceof ParseError && error.reason === 'too_large') this.tooLarge++;
+      else this.undecodable++;
+      return null;
     }
     const info = bytes && imageInfo(bytes);
-    if (!bytes || !info) return;
-    if (info.width < this.limits.minImageSide || info.height < this.limits.minImageSide) return;
+    if (!bytes || !info) return null;
+    if (info.width < this.limits.minImageSide || info.height < this.limits.minImageSide) return null;
     if (info.format !== 'png' && info.format !== 'jpeg') {
       this.undecodable++;
-      return;
+      return null;
     }
-    if (this.images.length >= this.limits.maxImages) {
+    if (this.kept >= this.limits.maxImages) {
       this.overLimit++;
-      return;
+      return null;
     }
-    // A stored (uncompressed) entry is a view into the whole file: copy it so the image does not pin the file.
-    const png = info.format === 'png' ? bytes.slice() : jpegToPng(bytes)?.png;
+    const png = info.format === 'png' ? (copy ? bytes.slice() : bytes) : jpegToPng(bytes)?.png;
     if (!png) {
       this.undecodable++;
-      return;
+      return null;
     }
-    this.images.push({ png, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) });
+    this.kept++;
+    return { png, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) };
   }
 
   /** Warnings for the images that were lost. */
@@ -222,6 +266,12 @@ export class ImageCollector {
         `${this.undecodable} image${this.undecodable === 1 ? ' was' : 's were'} not described: only PNG and JPEG images can be read from Office files`,
       );
     }
+    if (this.tooLarge > 0) {
+      const mb = Math.round(MAX_PACKAGE_INFLATED_BYTES / 2 ** 20);
+      out.push(
+        `${this.tooLarge} image${this.tooLarge === 1 ? ' was' : 's were'} not described: the document's contents expand past ${mb} MB`,
+      );
+    }
     if (this.overLimit > 0) {
       out.push(
         `${this.overLimit} more image${this.overLimit === 1 ? ' was' : 's were'} not described (at most ${this.limits.maxImages} per document)`,
@@ -229,4 +279,40 @@ export class ImageCollector {
     }
     return out;
   }
+}
+
+/** What an Office parser read: its text, and the images it found, still to be read. */
+export interface OoxmlText {
+  blocks: Block[];
+  /** The parser's own warnings; the images' and the budget's follow them. */
+  warnings: string[];
+  pageCount?: number;
+  images: ImageCollector;
+  budget: ParseBudget;
+}
+
+/** The document with all of its images read and kept, for a caller without `onImage`. */
+export function withImages(text: OoxmlText): ParsedDocument {
+  return finish(text, [...text.images.read(true)]);
+}
+
+/**
+ * The document, each image handed to `onImage` as soon as it is read and dropped after: four
+ * 30 MB pictures are never in memory together.
+ */
+export async function handingOverImages(
+  text: OoxmlText,
+  onImage: (image: ExtractedImage) => Promise<void>,
+): Promise<ParsedDocument> {
+  for (const image of text.images.read(false)) await onImage(image);
+  return finish(text, []);
+}
+
+function finish(text: OoxmlText, images: ExtractedImage[]): ParsedDocument {
+  return text.budget.finish({
+    blocks: text.blocks,
+    images,
+    warnings: [...text.warnings, ...text.images.warnings()],
+    ...(text.pageCount !== undefined ? { pageCount: text.pageCount } : {}),
+  });
 }

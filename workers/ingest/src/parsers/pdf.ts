@@ -1,8 +1,10 @@
 import { getResolvedPDFJS } from 'unpdf';
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from 'unpdf/pdfjs';
+import { MAX_PDF_STREAM_BYTES } from '#core/limits.ts';
 import { ParseBudget } from './budget.ts';
 import { assignHeadingLevels, type PendingBlock, resolveHyphenBreaks } from './pdf-blocks.ts';
 import { type ImageBudget, MAX_DECODED_IMAGE_PIXELS, type OperatorList, pageImages } from './pdf-images.ts';
+import { checkPdfStreamsOnce } from './pdf-streams.ts';
 import { type Matrix, messageOf, type Pdfjs, pageFailure, plural, TimeoutError, withTimeout } from './pdf-support.ts';
 import { pageText } from './pdf-text.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -47,13 +49,17 @@ export async function parsePdf(
     throw new Error(`The PDF reader could not be loaded: ${messageOf(error)}`);
   }
 
+  // pdf.js may transfer (detach) the buffer it is given; the caller keeps its bytes unless it gives them up.
+  const data = opts.transferBytes ? bytes : bytes.slice();
+  // Streams that would expand past the decode budget are disabled before pdf.js can decode them.
+  const { disabled } = await checkPdfStreamsOnce(data);
+
   let task: PDFDocumentLoadingTask | undefined;
   try {
     let pdf: PDFDocumentProxy;
     try {
       task = pdfjs.getDocument({
-        // pdf.js may transfer (detach) the buffer it is given; the caller keeps its bytes unless it gives them up.
-        data: opts.transferBytes ? bytes : bytes.slice(),
+        data,
         isEvalSupported: false,
         disableFontFace: true,
         useSystemFonts: true,
@@ -71,7 +77,7 @@ export async function parsePdf(
     } catch (error) {
       throw openError(error);
     }
-    return await parseDocument(pdfjs, pdf, limits, opts);
+    return await parseDocument(pdfjs, pdf, limits, opts, disabled);
   } finally {
     // Frees the document, its pages and pdf.js's in-thread worker; must not mask the real outcome.
     await task?.destroy().catch(() => undefined);
@@ -98,6 +104,7 @@ async function parseDocument(
   pdf: PDFDocumentProxy,
   limits: ParseLimits,
   opts: PdfParseOptions,
+  disabled: number,
 ): Promise<ParsedDocument> {
   const pageCount = pdf.numPages;
   if (pageCount < 1) throw new ParseError('empty', 'The PDF has no pages');
@@ -171,13 +178,23 @@ async function parseDocument(
     );
   }
 
+  const mb = Math.round(MAX_PDF_STREAM_BYTES / 2 ** 20);
   if (blocks.length === 0 && imageCount === 0 && whole) {
+    if (disabled > 0) {
+      throw new ParseError('too_large', `The PDF could not be read: its content expands past ${mb} MB when decompressed`);
+    }
     if (failedPages === readable) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }
     throw new ParseError('empty', 'The PDF contains no readable text or images');
   }
 
+  // Said once, by the range that reads the first page: every range finds the same streams.
+  if (disabled > 0 && first === 1) {
+    warnings.push(
+      `${disabled} compressed part${plural(disabled)} of the PDF expand${disabled === 1 ? 's' : ''} past ${mb} MB and ${disabled === 1 ? 'was' : 'were'} not read`,
+    );
+  }
   return docBudget.finish({ blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)), images, warnings, pageCount });
 }
 

@@ -1,5 +1,13 @@
 import { ParseBudget } from './budget.ts';
-import { ImageCollector, isRelType, type OoxmlPackage, openPackage, type Relationship } from './ooxml.ts';
+import {
+  ImageCollector,
+  isRelType,
+  type OoxmlPackage,
+  type OoxmlText,
+  openPackage,
+  type Relationship,
+  withImages,
+} from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { child, children, descendants, path, textContent, type XmlElement } from './xml.ts';
@@ -22,6 +30,11 @@ interface SlideContext {
 }
 
 export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
+  return withImages(readPptx(bytes, limits));
+}
+
+/** The presentation's text, and its images still to be read (see ooxml.ts). */
+export function readPptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
   const budget = new ParseBudget(limits);
   const pkg = openPackage(bytes, 'pptx', budget);
   const presentation = pkg.tree(pkg.main);
@@ -54,12 +67,7 @@ export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
     });
   });
 
-  return budget.finish({
-    blocks,
-    images: images.images,
-    warnings: [...warnings, ...images.warnings()],
-    pageCount: slideParts.length,
-  });
+  return { blocks, warnings, pageCount: slideParts.length, images, budget };
 }
 
 /** Shapes in order, the slide's title first (it names the slide, wherever it sits in the tree). */

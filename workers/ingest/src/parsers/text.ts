@@ -1,4 +1,6 @@
 import { decodeAs, detectTextEncoding, fewControls, type TextEncoding } from '#core/documents/text-encoding.ts';
+import { cutLongText } from '#core/text/long-text.ts';
+import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import { ParseBudget } from './budget.ts';
 import { markdownBlocks } from './markdown.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -77,16 +79,25 @@ export function parseText(bytes: Uint8Array, kind: 'txt' | 'md', limits: ParseLi
   return budget.finish({ blocks, images: [], warnings: truncated ? [truncationWarning()] : [] });
 }
 
-/** Paragraphs are separated by blank lines; line breaks inside one are kept. */
+/**
+ * Paragraphs are separated by blank lines; line breaks inside one are kept. A paragraph longer
+ * than a block may be is cut into pieces first, each tidied alone and marked as reading on, so
+ * that an 8 MB file of one paragraph is never copied whole.
+ */
 function plainBlocks(text: string, budget: ParseBudget, blocks: Block[]): void {
   for (const chunk of text.split(/\r?\n[ \t\f\v]*(?:\r?\n[ \t\f\v]*)+|\r[ \t]*\r/)) {
     budget.work();
-    const paragraph = chunk
-      .split(/\r\n|\r|\n/)
-      .map((l) => l.trimEnd())
-      .join('\n')
-      .trim();
-    const kept = paragraph === '' ? '' : budget.take(paragraph);
-    if (kept !== '') blocks.push({ kind: 'paragraph', text: kept });
+    let first = true;
+    for (const piece of cutLongText(chunk, MAX_BLOCK_CHARS)) {
+      const paragraph = piece
+        .split(/\r\n|\r|\n/)
+        .map((l) => l.trimEnd())
+        .join('\n')
+        .trim();
+      const kept = paragraph === '' ? '' : budget.take(paragraph);
+      if (kept === '') continue;
+      blocks.push({ kind: 'paragraph', text: kept, ...(first ? {} : { continues: true }) });
+      first = false;
+    }
   }
 }

@@ -14,6 +14,11 @@ export interface Block {
   page?: number;
   /** XLSX sheet name. */
   sheet?: string;
+  /**
+   * The text reads on from the block before: a paragraph too long to handle whole, cut by the
+   * parser at a blank (see core/text/long-text.ts). The chunker joins the two with a space.
+   */
+  continues?: boolean;
 }
 
 export interface ExtractedImage {

@@ -1,5 +1,13 @@
 import { ParseBudget } from './budget.ts';
-import { ImageCollector, isRelType, type OoxmlPackage, openPackage, type Relationship } from './ooxml.ts';
+import {
+  ImageCollector,
+  isRelType,
+  type OoxmlPackage,
+  type OoxmlText,
+  openPackage,
+  type Relationship,
+  withImages,
+} from './ooxml.ts';
 import { SheetRows } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, path, textContent, type XmlElement } from './xml.ts';
@@ -28,6 +36,11 @@ interface Workbook {
 type NumberKind = 'number' | 'date' | 'time' | 'datetime' | 'percent';
 
 export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
+  return withImages(readXlsx(bytes, limits));
+}
+
+/** The workbook's text, and its images still to be read (see ooxml.ts). */
+export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
   const budget = new ParseBudget(limits);
   const pkg = openPackage(bytes, 'xlsx', budget);
   const workbookXml = pkg.tree(pkg.main);
@@ -72,12 +85,7 @@ export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
   });
   if (cellCap.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
 
-  return budget.finish({
-    blocks,
-    images: images.images,
-    warnings: [...warnings, ...images.warnings()],
-    pageCount: sheets.length,
-  });
+  return { blocks, warnings, pageCount: sheets.length, images, budget };
 }
 
 function readSheet(
@@ -246,7 +254,8 @@ function readFormats(pkg: OoxmlPackage, rel: Relationship | undefined): NumberKi
 }
 
 function readSharedStrings(pkg: OoxmlPackage, rel: Relationship | undefined, budget: ParseBudget): string[] {
-  const xml = rel ? pkg.xml(rel.target) : null;
+  // Scanned in pieces as it inflates: the table's strings are kept, not the XML around them.
+  const xml = rel ? pkg.text(rel.target) : null;
   if (xml === null) return [];
   const strings: string[] = [];
   forEachElement(

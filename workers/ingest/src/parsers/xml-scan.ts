@@ -60,8 +60,11 @@ export function decodeEntities(text: string): string {
   });
 }
 
+/** What `open` returns to have the element's content passed over unreported (its close too). */
+export const SKIP = 'skip';
+
 export interface ScanHandler {
-  open(name: string, attrs: Record<string, string>): void;
+  open(name: string, attrs: Record<string, string>): typeof SKIP | undefined;
   close(name: string): void;
   text(text: string): void;
 }
@@ -177,78 +180,159 @@ function closes(xml: string, from: number, end: number, name: string): boolean {
   return true;
 }
 
-/** Finds the `>` that ends the tag starting at `from`, skipping quoted attribute values. */
-function tagEnd(xml: string, from: number): number {
-  let quote = 0;
-  for (let i = from; i < xml.length; i++) {
-    const c = xml.charCodeAt(i);
-    if (quote !== 0) {
-      if (c === quote) quote = 0;
-    } else if (c === 34 || c === 39) {
-      quote = c;
-    } else if (c === 62) {
-      return i;
+/** An XML part: the whole text, or its pieces in order as they are decoded (see xml.ts). */
+export type XmlText = string | Iterable<string>;
+
+// Text taken from the pieces at least at a time: fewer, larger joins.
+const MIN_READ = 64 * 1024;
+
+/**
+ * The part of the text not yet scanned, from `pos`: offsets are counted from `pos`, so they hold
+ * when more text is read in (which drops what was scanned). A token longer than what is held makes
+ * it read at least as much again, so joining stays linear however long a token runs.
+ */
+class Window {
+  text = '';
+  pos = 0;
+  private readonly pieces: Iterator<string> | null;
+
+  constructor(source: XmlText) {
+    if (typeof source === 'string') {
+      this.text = source;
+      this.pieces = null;
+    } else {
+      this.pieces = source[Symbol.iterator]();
     }
   }
-  return -1;
+
+  /** Characters held from `pos` on. */
+  get held(): number {
+    return this.text.length - this.pos;
+  }
+
+  /** Reads more text; false at the end of the part. */
+  more(): boolean {
+    if (!this.pieces) return false;
+    const want = Math.max(MIN_READ, this.held);
+    const parts = [this.text.slice(this.pos)];
+    let read = 0;
+    while (read < want) {
+      const next = this.pieces.next();
+      if (next.done) break;
+      parts.push(next.value);
+      read += next.value.length;
+    }
+    if (read === 0) return false;
+    this.text = parts.join('');
+    this.pos = 0;
+    return true;
+  }
+
+  /** Whether `n` characters are held from `pos`, reading more if need be. */
+  has(n: number): boolean {
+    while (this.held < n) if (!this.more()) return false;
+    return true;
+  }
+
+  /** Offset of `needle` at or after offset `from`, or -1 when the part ends first. */
+  find(needle: string, from: number): number {
+    let start = from;
+    for (;;) {
+      const at = this.text.indexOf(needle, this.pos + start);
+      if (at !== -1) return at - this.pos;
+      start = Math.max(from, this.held - needle.length + 1);
+      if (!this.more()) return -1;
+    }
+  }
+
+  /** Offset of the `>` that ends the tag begun before offset `from`, skipping quoted attribute values; -1 at the end. */
+  tagEnd(from: number): number {
+    let quote = 0;
+    for (let i = from; ; i++) {
+      if (i >= this.held && !this.has(i + 1)) return -1;
+      const c = this.text.charCodeAt(this.pos + i);
+      if (quote !== 0) {
+        if (c === quote) quote = 0;
+      } else if (c === 34 || c === 39) {
+        quote = c;
+      } else if (c === 62) {
+        return i;
+      }
+    }
+  }
+
+  startsWith(prefix: string): boolean {
+    return this.has(prefix.length) && this.text.startsWith(prefix, this.pos);
+  }
 }
 
-export function scan(xml: string, handler: ScanHandler, budget: ParseBudget): void {
+/**
+ * Scans an XML part, whole or in pieces, and reports its elements and text to `handler`. Given
+ * pieces, only what a token needs is held: a part of tens of megabytes is never one string.
+ */
+export function scan(source: XmlText, handler: ScanHandler, budget: ParseBudget): void {
   const stack: OpenElement[] = [];
   const namespaces = new Namespaces();
+  const input = new Window(source);
   // Depth of a skipped subtree (a non-taken mc:AlternateContent branch); 0 when not skipping.
   let skipping = 0;
   let rootSeen = false;
-  let pos = 0;
   const malformed = () => new ParseError('corrupt', MALFORMED_MESSAGE);
   const push = (element: OpenElement) => {
     if (stack.length >= MAX_XML_DEPTH) throw new ParseError('corrupt', TOO_DEEP_MESSAGE);
     stack.push(element);
   };
 
-  while (pos < xml.length) {
-    const lt = xml.indexOf('<', pos);
-    const textEnd = lt === -1 ? xml.length : lt;
-    if (textEnd > pos && skipping === 0 && stack.length > 0) {
-      const raw = xml.slice(pos, textEnd);
+  for (;;) {
+    const lt = input.find('<', 0);
+    const textEnd = lt === -1 ? input.held : lt;
+    if (textEnd > 0 && skipping === 0 && stack.length > 0) {
+      const raw = input.text.slice(input.pos, input.pos + textEnd);
       const top = stack[stack.length - 1]!;
       if (raw.trim() !== '' || keepsWhitespace(top.name)) handler.text(decodeEntities(raw));
     }
     if (lt === -1) break;
+    input.pos += lt;
     budget.work();
 
-    const next = xml.charCodeAt(lt + 1);
+    // From here offsets are from the `<`.
+    if (!input.has(2)) throw malformed();
+    const next = input.text.charCodeAt(input.pos + 1);
     if (next === 33 /* ! */) {
-      if (xml.startsWith('<!--', lt)) {
-        const end = xml.indexOf('-->', lt + 4);
+      if (input.startsWith('<!--')) {
+        const end = input.find('-->', 4);
         if (end === -1) throw malformed();
-        pos = end + 3;
+        input.pos += end + 3;
         continue;
       }
-      if (xml.startsWith('<![CDATA[', lt)) {
-        const end = xml.indexOf(']]>', lt + 9);
+      if (input.startsWith('<![CDATA[')) {
+        const end = input.find(']]>', 9);
         if (end === -1) throw malformed();
-        if (skipping === 0 && stack.length > 0) handler.text(xml.slice(lt + 9, end));
-        pos = end + 3;
+        if (skipping === 0 && stack.length > 0) handler.text(input.text.slice(input.pos + 9, input.pos + end));
+        input.pos += end + 3;
         continue;
       }
       // <!DOCTYPE, <!ENTITY, <!ELEMENT ...: any markup declaration means a DTD.
       throw new ParseError('unsafe', UNSAFE_XML_MESSAGE);
     }
     if (next === 63 /* ? */) {
-      const end = xml.indexOf('?>', lt + 2);
+      const end = input.find('?>', 2);
       if (end === -1) throw malformed();
-      pos = end + 2;
+      input.pos += end + 2;
       continue;
     }
 
-    const end = tagEnd(xml, lt + 1);
-    if (end === -1) throw malformed();
-    pos = end + 1;
+    const tagEnd = input.tagEnd(1);
+    if (tagEnd === -1) throw malformed();
+    // The whole tag is held: read it in place, then move past it.
+    const xml = input.text;
+    const lt0 = input.pos;
+    const end = lt0 + tagEnd;
+    input.pos = end + 1;
 
     if (next === 47 /* / */) {
       const open = stack.pop();
-      if (!open || !closes(xml, lt + 2, end, open.rawName)) throw malformed();
+      if (!open || !closes(xml, lt0 + 2, end, open.rawName)) throw malformed();
       if (open.declared) namespaces.unbind(open.declared);
       if (skipping > 0) skipping--;
       else if (!open.transparent) handler.close(open.name);
@@ -256,7 +340,7 @@ export function scan(xml: string, handler: ScanHandler, budget: ParseBudget): vo
     }
 
     const selfClosing = xml.charCodeAt(end - 1) === 47;
-    const body = xml.slice(lt + 1, selfClosing ? end - 1 : end);
+    const body = xml.slice(lt0 + 1, selfClosing ? end - 1 : end);
     let nameEnd = 0;
     while (nameEnd < body.length && !isXmlSpace(body.charCodeAt(nameEnd))) nameEnd++;
     if (nameEnd === body.length) nameEnd = -1;
@@ -309,10 +393,14 @@ export function scan(xml: string, handler: ScanHandler, budget: ParseBudget): vo
       transparent = true;
     }
 
-    if (!transparent) handler.open(name, attrs);
+    const skip = !transparent && handler.open(name, attrs) === SKIP;
     if (selfClosing) {
       if (declared) namespaces.unbind(declared);
-      if (!transparent) handler.close(name);
+      if (!transparent && !skip) handler.close(name);
+    } else if (skip) {
+      // Its content is scanned as a branch not taken is: names only, no attributes, no text.
+      skipping = 1;
+      push({ rawName, name, declared, transparent: true, branchTaken: false });
     } else {
       push({ rawName, name, declared, transparent, branchTaken: false });
     }

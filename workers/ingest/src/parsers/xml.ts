@@ -1,14 +1,17 @@
 import { decodeText } from '#core/documents/text-encoding.ts';
 import type { ParseBudget } from './budget.ts';
 import { ParseError } from './types.ts';
-import { MALFORMED_MESSAGE, scan } from './xml-scan.ts';
+import { MALFORMED_MESSAGE, SKIP, scan, type XmlText } from './xml-scan.ts';
+
+export type { XmlText } from './xml-scan.ts';
 
 /**
  * A small pull parser for the XML inside Office files. It is not fast-xml-parser on
  * purpose: that builds the whole document as objects (several times the XML's size),
  * while a worksheet part can be tens of megabytes in a 128 MB isolate. Here a parser
- * asks for the elements it wants (`forEachElement`) and only those become trees; the
- * scanning (and its safety: no DTD is ever read) is xml-scan.ts's.
+ * asks for the elements it wants (`forEachElement`) and only those become trees, and a
+ * part may come in pieces as it inflates (`decodeXmlPieces`), so that it is never held
+ * whole; the scanning (and its safety: no DTD is ever read) is xml-scan.ts's.
  */
 
 export interface XmlElement {
@@ -30,8 +33,62 @@ export function decodeXmlBytes(bytes: Uint8Array): string {
   return decodeText(bytes, 'utf-8');
 }
 
+/**
+ * Decodes an XML part piece by piece as it inflates, as `decodeXmlBytes` would decode it whole.
+ * (workerd's TextDecoder is only sure to know UTF-8 and UTF-16LE, so UTF-16BE is swapped here.)
+ */
+export function* decodeXmlPieces(pieces: Iterable<Uint8Array>): Generator<string> {
+  let decoder: TextDecoder | undefined;
+  let bigEndian = false;
+  // The first bytes, until there are two to look for a BOM in; then an odd UTF-16BE byte left over.
+  let held = new Uint8Array(0);
+  for (const piece of pieces) {
+    let bytes = held.byteLength > 0 ? concat(held, piece) : piece;
+    held = new Uint8Array(0);
+    if (!decoder) {
+      if (bytes.byteLength < 2) {
+        held = bytes.slice();
+        continue;
+      }
+      bigEndian = bytes[0] === 0xfe && bytes[1] === 0xff;
+      decoder = new TextDecoder(bigEndian || (bytes[0] === 0xff && bytes[1] === 0xfe) ? 'utf-16le' : 'utf-8');
+    }
+    if (bigEndian) {
+      if (bytes.byteLength % 2 === 1) {
+        held = bytes.slice(-1);
+        bytes = bytes.subarray(0, -1);
+      }
+      bytes = swapPairs(bytes);
+    }
+    const text = decoder.decode(bytes, { stream: true });
+    if (text !== '') yield text;
+  }
+  if (!decoder) {
+    if (held.byteLength > 0) yield decodeXmlBytes(held);
+    return;
+  }
+  const rest = decoder.decode();
+  if (rest !== '') yield rest;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
+}
+
+function swapPairs(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(bytes.byteLength);
+  for (let i = 0; i + 1 < bytes.byteLength; i += 2) {
+    out[i] = bytes[i + 1]!;
+    out[i + 1] = bytes[i]!;
+  }
+  return out;
+}
+
 /** Parses a whole (small) XML part into a tree. */
-export function parseXml(xml: string, budget: ParseBudget): XmlElement {
+export function parseXml(xml: XmlText, budget: ParseBudget): XmlElement {
   let root: XmlElement | null = null;
   forEachElement(
     xml,
@@ -53,7 +110,7 @@ export function parseXml(xml: string, budget: ParseBudget): XmlElement {
  * paragraph of a million runs cannot fill the isolate.
  */
 export function forEachElement(
-  xml: string,
+  xml: XmlText,
   select: (name: string, path: readonly string[]) => boolean,
   visit: (el: XmlElement, path: readonly string[]) => void,
   budget: ParseBudget,
@@ -63,8 +120,6 @@ export function forEachElement(
   const building: XmlElement[] = [];
   let nodes = 0;
   let cut = false;
-  // Open elements below the tree's cut, not kept; 0 while the tree still grows.
-  let dropped = 0;
   const full = () => {
     if (nodes < MAX_TREE_NODES) return false;
     if (!cut) {
@@ -79,9 +134,9 @@ export function forEachElement(
     xml,
     {
       open(name, attrs) {
-        if (dropped > 0 || (building.length > 0 && full())) {
-          dropped++;
-        } else if (building.length > 0) {
+        // Past the cut the scanner only finds where the element ends, reporting nothing inside it.
+        if (building.length > 0 && full()) return SKIP;
+        if (building.length > 0) {
           const el: XmlElement = { name, attrs, children: [] };
           building[building.length - 1]!.children.push(el);
           building.push(el);
@@ -95,16 +150,15 @@ export function forEachElement(
       },
       close() {
         path.pop();
-        if (dropped > 0) {
-          dropped--;
-          return;
-        }
         const el = building.pop();
-        if (el && building.length === 0) visit(el, path);
+        if (!el) return;
+        // An array that grew by pushing keeps room for more; a tree of many small elements is mostly that room.
+        if (el.children.length > 0) el.children = el.children.slice();
+        if (building.length === 0) visit(el, path);
       },
       text(text) {
         const top = building[building.length - 1];
-        if (!top || dropped > 0 || full()) return;
+        if (!top || full()) return;
         top.children.push(text);
         nodes++;
       },
