@@ -3,8 +3,12 @@
  * this process, the API and ingest workers under `wrangler dev`), and a client that talks to it over
  * HTTP like any user: sign up, create a collection, upload, poll the job.
  */
+
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fastRetries, type LocalDeploymentOptions, startLocalDeployment } from '../devstack/deployment.ts';
+import { freePort } from '../devstack/ports.ts';
+import { startWorker } from '../devstack/worker.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 
 export interface BenchStack {
@@ -17,6 +21,8 @@ export interface BenchStack {
   apiWranglerPid: number;
   ingestWranglerPid: number;
   embeddings: string;
+  /** Another API worker on the same devstack and database, with some settings changed. */
+  startApi(vars: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -43,6 +49,15 @@ export async function startBenchStack(
     apiWranglerPid: deployment.api.process.pid as number,
     ingestWranglerPid: deployment.ingest.process.pid as number,
     embeddings: stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'none (sparse vectors only)',
+    startApi: async (vars) =>
+      startWorker({
+        config: 'wrangler.toml',
+        port: await freePort(),
+        vars: { ...deployment.apiVars, ...vars },
+        hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+        persistTo: join(deployment.dataDir, 'wrangler', `api-${crypto.randomUUID().slice(0, 8)}`),
+        quiet: true,
+      }),
     stop: deployment.stop,
   };
 }

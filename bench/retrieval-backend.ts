@@ -41,13 +41,27 @@ export async function runBackend(
 
   const uploaded = new Set(data.docs.map((d) => d.id));
   const runs: StrategyRun[] = [];
-  for (const strategy of settings.strategies) {
-    log(
-      `[${backend}] ${data.queries.length} queries, strategy ${strategy}, top_k ${settings.topK}, ${settings.queryConcurrency} in flight`,
-    );
-    const run = await runQueries(user, collectionId, backend, strategy, data, uploaded, settings);
-    reportPass(run);
-    runs.push(run);
+  const pass = async (client: User, fusion: string) => {
+    for (const strategy of settings.strategies) {
+      log(
+        `[${backend}/${fusion}] ${data.queries.length} queries, strategy ${strategy}, top_k ${settings.topK}, ${settings.queryConcurrency} in flight`,
+      );
+      const run = await runQueries(client, collectionId, backend, fusion, strategy, data, uploaded, settings);
+      reportPass(run);
+      runs.push(run);
+    }
+  };
+  if (backend === 'sparse') await pass(user, 'sparse');
+  // One index serves every fusion: an API worker per RETRIEVAL_FUSION queries it.
+  else {
+    for (const fusion of settings.fusions) {
+      const api = await stack.startApi({ RETRIEVAL_FUSION: fusion });
+      try {
+        await pass(user.at(api.url), fusion);
+      } finally {
+        await api.stop();
+      }
+    }
   }
   return { backend, embeddings: stack.embeddings, ingest, runs };
 }

@@ -1,4 +1,5 @@
 /** The command line of bench/retrieval.ts (its header describes the flags). */
+import { fusionName, parseFusion } from '../src/api/services/fusion.ts';
 import { readFlags, someOf, text, whole } from './flags.ts';
 
 const BACKENDS = ['sparse', 'hybrid'] as const;
@@ -13,6 +14,7 @@ export function readRetrievalFlags() {
     'limit-queries': whole(undefined, 1),
     backends: someOf('sparse,hybrid', BACKENDS),
     strategies: someOf('similarity,mmr', STRATEGIES),
+    fusions: text('sparse,dense,rrf,dbsf,convex:0.3,convex:0.5,convex:0.7'),
     'chunk-size': whole('8000', 100, 8000),
     'top-k': whole('50', 10, 50),
     'upload-concurrency': whole('8', 1, 64),
@@ -29,6 +31,12 @@ export function readRetrievalFlags() {
     limitQueries: flags['limit-queries'],
     backends: flags.backends,
     strategies: flags.strategies,
+    /** On the hybrid stack: each RETRIEVAL_FUSION to query the one ingested index with. */
+    fusions: (flags.fusions as string).split(',').map((value) => {
+      const fusion = parseFusion(value);
+      if (!fusion) throw new Error(`--fusions: ${value} is not rrf, dbsf, dense, sparse or convex:<0–1>`);
+      return fusionName(fusion);
+    }),
     chunkSize: flags['chunk-size'],
     topK: flags['top-k'],
     uploadConcurrency: flags['upload-concurrency'],

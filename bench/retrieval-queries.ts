@@ -14,6 +14,8 @@ interface SearchResponse {
 
 export interface StrategyRun {
   backend: Backend;
+  /** The API's RETRIEVAL_FUSION for this pass ('sparse' on a stack without a model). */
+  fusion: string;
   strategy: Strategy;
   queries: number;
   ndcg10: number;
@@ -53,6 +55,7 @@ export async function runQueries(
   user: User,
   collectionId: string,
   backend: Backend,
+  fusion: string,
   strategy: Strategy,
   data: Scifact,
   uploaded: ReadonlySet<string>,
@@ -88,6 +91,7 @@ export async function runQueries(
   }
   return {
     backend,
+    fusion,
     strategy,
     queries: results.length,
     ndcg10: mean(results.map((r) => r.ndcg10)),

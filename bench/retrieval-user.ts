@@ -7,7 +7,18 @@ export class User {
   token = '';
   readonly email = `bench-retrieval-${crypto.randomUUID().slice(0, 8)}@example.com`;
 
-  constructor(private readonly stack: BenchStack) {}
+  /** `apiUrl`: another API worker of the same stack (a different RETRIEVAL_FUSION). */
+  constructor(
+    private readonly stack: BenchStack,
+    private readonly apiUrl = stack.apiUrl,
+  ) {}
+
+  /** The same user, talking to another API worker. */
+  at(apiUrl: string): User {
+    const user = new User(this.stack, apiUrl);
+    Object.assign(user, { email: this.email, token: this.token });
+    return user;
+  }
 
   async signUpAsAdmin(): Promise<void> {
     const { id } = await signUpUser(this.stack, this.email);
@@ -31,7 +42,7 @@ export class User {
       } else if (init.form) {
         body = init.form();
       }
-      const response = await fetch(`${this.stack.apiUrl}${path}`, { method: init.method, headers, body });
+      const response = await fetch(`${this.apiUrl}${path}`, { method: init.method, headers, body });
       if (response.status !== 401 || attempt > 0) return response;
       await response.body?.cancel();
       await this.signIn();
