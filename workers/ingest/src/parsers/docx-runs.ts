@@ -1,6 +1,7 @@
+import { type GraphicRef, graphicRefs } from './graphics.ts';
 import { child, descendants, textContent, type XmlElement } from './xml.ts';
 
-/** DOCX runs: a paragraph's text, page breaks, images and text boxes, and the formatting that can make it a heading. */
+/** DOCX runs: a paragraph's text, page breaks, images, charts, SmartArt and text boxes, and the formatting that can make it a heading. */
 
 /** Page breaks seen before the first visible character, and after it. */
 export interface Breaks {
@@ -17,6 +18,8 @@ export interface Inline {
   rendered: Breaks;
   explicit: Breaks;
   imageIds: string[];
+  /** Charts and SmartArt placed in the paragraph. */
+  graphics: GraphicRef[];
   textboxes: XmlElement[];
   /** Every run carrying visible text is bold. */
   allBold: boolean;
@@ -37,7 +40,7 @@ const SKIPPED = new Set([
   'w:fldChar',
 ]);
 
-/** Appends a paragraph's (or a run's) text to `acc`, with its page breaks, images, text boxes and formatting. */
+/** Appends a paragraph's (or a run's) text to `acc`, with its page breaks, images, graphics, text boxes and formatting. */
 export function collectInline(el: XmlElement, acc: Inline, run: { bold: boolean; size: number | null } | null): void {
   for (const node of el.children) {
     if (typeof node === 'string') continue;
@@ -87,6 +90,8 @@ export function collectInline(el: XmlElement, acc: Inline, run: { bold: boolean;
       case 'w:object':
         for (const blip of descendants(node, 'a:blip')) if (blip.attrs['r:embed']) acc.imageIds.push(blip.attrs['r:embed']);
         for (const data of descendants(node, 'v:imagedata')) if (data.attrs['r:id']) acc.imageIds.push(data.attrs['r:id']);
+        graphicRefs(node, acc.graphics);
+        // A text box (wps:txbx or VML v:textbox) is read as paragraphs of its own, after this one.
         acc.textboxes.push(...descendants(node, 'w:txbxContent'));
         break;
       default:
@@ -101,6 +106,7 @@ export function emptyInline(): Inline {
     rendered: { before: 0, after: 0 },
     explicit: { before: 0, after: 0 },
     imageIds: [],
+    graphics: [],
     textboxes: [],
     allBold: true,
     minSize: null,

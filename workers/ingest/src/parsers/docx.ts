@@ -1,7 +1,16 @@
 import { ParseBudget } from './budget.ts';
 import { type Breaks, collectInline, emptyInline, type Inline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
-import { ImageCollector, isRelType, type OoxmlText, openPackage, type Relationship, withImages } from './ooxml.ts';
+import { type GraphicRef, graphicBlocks } from './graphics.ts';
+import {
+  ImageCollector,
+  isRelType,
+  type OoxmlPackage,
+  type OoxmlText,
+  openPackage,
+  type Relationship,
+  withImages,
+} from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, type XmlElement } from './xml.ts';
@@ -9,7 +18,8 @@ import { child, children, descendants, forEachElement, type XmlElement } from '.
 /**
  * DOCX: body paragraphs in order, headings from paragraph styles (or, in documents that
  * style headings by hand, from short bold runs set well above body size), list items,
- * tables as header-keyed rows, footnotes and endnotes, and embedded PNG figures. Pages are
+ * tables as header-keyed rows, text boxes, charts and SmartArt (after the paragraph holding
+ * them), footnotes and endnotes, and embedded PNG figures. Pages are
  * known only from the page breaks Word recorded when it last laid the document out, or
  * failing those from the explicit ones. The body streams past as it inflates, one paragraph
  * or table at a time, so both kinds of break are counted and the choice is made at the end.
@@ -22,6 +32,7 @@ interface Pages {
 }
 
 interface Context {
+  pkg: OoxmlPackage;
   rels: Map<string, Relationship>;
   styles: Styles;
   images: ImageCollector;
@@ -50,6 +61,7 @@ export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
   if (body === null) throw new ParseError('corrupt', 'The file is not a valid Word document');
   const rels = pkg.rels(pkg.main);
   const ctx: Context = {
+    pkg,
     rels,
     styles: readStyles(pkg, rels),
     images: new ImageCollector(pkg, limits),
@@ -174,6 +186,7 @@ function paragraph(el: XmlElement, ctx: Context): void {
     const rel = ctx.rels.get(id);
     if (rel && !rel.external) ctx.images.add(rel.target, page);
   }
+  graphics(acc.graphics, page, ctx);
   for (const box of acc.textboxes) bodyElement(box, ctx);
   turnPages(ctx, acc.rendered.after, acc.explicit.after);
 }
@@ -191,6 +204,7 @@ interface Cell {
 function table(el: XmlElement, ctx: Context): void {
   const grid: string[][] = [];
   const pages: (number | undefined)[] = [];
+  const placed: { refs: GraphicRef[]; page: number | undefined }[] = [];
   for (const row of wrappedChildren(el, 'w:tr')) {
     const cells: Cell[] = [];
     const trPr = child(row, 'w:trPr');
@@ -199,6 +213,7 @@ function table(el: XmlElement, ctx: Context): void {
     // A row that starts a page carries the break in its cells; count it once for the row.
     const rowBreaks = { rendered: 0, explicit: 0 };
     const images: string[] = [];
+    const rowGraphics: GraphicRef[] = [];
     for (const tc of wrappedChildren(row, 'w:tc')) {
       const props = child(tc, 'w:tcPr');
       const span = Math.max(
@@ -211,6 +226,7 @@ function table(el: XmlElement, ctx: Context): void {
       rowBreaks.rendered = Math.max(rowBreaks.rendered, content.breaks.rendered);
       rowBreaks.explicit = Math.max(rowBreaks.explicit, content.breaks.explicit);
       images.push(...content.imageIds);
+      rowGraphics.push(...content.graphics);
       cells.push({ text: content.text, continues, span });
     }
     turnPages(ctx, rowBreaks.rendered, rowBreaks.explicit);
@@ -232,8 +248,17 @@ function table(el: XmlElement, ctx: Context): void {
     }
     grid.push(values);
     pages.push(page);
+    if (rowGraphics.length > 0) placed.push({ refs: rowGraphics, page });
   }
   ctx.blocks.push(...gridBlocks(grid, ctx.budget, (i) => (pages[i] !== undefined ? { page: pages[i] } : {})));
+  // A chart in a cell is a table of its own: it follows the table rather than splitting it.
+  for (const { refs, page } of placed) graphics(refs, page, ctx);
+}
+
+/** The blocks of the charts and SmartArt placed at `page` (a mark until the end, see placePages). */
+function graphics(refs: GraphicRef[], page: number | undefined, ctx: Context): void {
+  if (refs.length === 0) return;
+  graphicBlocks(ctx.pkg, refs, ctx.rels, page !== undefined ? { page } : {}, ctx.budget, ctx.blocks);
 }
 
 // Content controls and custom XML may wrap a table's rows, or a row's cells.
@@ -250,21 +275,30 @@ function wrappedChildren(el: XmlElement, name: 'w:tr' | 'w:tc'): XmlElement[] {
   return found;
 }
 
-/** A cell's text (its paragraphs, and those of nested tables, on one line), images and page breaks. */
-function cellContent(tc: XmlElement): { text: string; imageIds: string[]; breaks: Pages } {
+/**
+ * A cell's text (its paragraphs, those of nested tables and of text boxes, on one line), images,
+ * charts and page breaks.
+ */
+function cellContent(tc: XmlElement): { text: string; imageIds: string[]; graphics: GraphicRef[]; breaks: Pages } {
   const parts: string[] = [];
   const imageIds: string[] = [];
+  const graphics: GraphicRef[] = [];
   const breaks = { rendered: 0, explicit: 0 };
-  for (const p of descendants(tc, 'w:p')) {
-    const acc: Inline = emptyInline();
-    collectInline(p, acc, null);
-    const text = cleanCell(acc.text);
-    if (text !== '') parts.push(text);
-    imageIds.push(...acc.imageIds);
-    breaks.rendered += count(acc.rendered);
-    breaks.explicit += count(acc.explicit);
-  }
-  return { text: parts.join(' '), imageIds, breaks };
+  const read = (el: XmlElement) => {
+    for (const p of descendants(el, 'w:p')) {
+      const acc: Inline = emptyInline();
+      collectInline(p, acc, null);
+      const text = cleanCell(acc.text);
+      if (text !== '') parts.push(text);
+      imageIds.push(...acc.imageIds);
+      graphics.push(...acc.graphics);
+      breaks.rendered += count(acc.rendered);
+      breaks.explicit += count(acc.explicit);
+      for (const box of acc.textboxes) read(box);
+    }
+  };
+  read(tc);
+  return { text: parts.join(' '), imageIds, graphics, breaks };
 }
 
 const count = (breaks: Breaks) => breaks.before + breaks.after;

@@ -1,4 +1,5 @@
 import { ParseBudget } from './budget.ts';
+import { graphicBlocks, graphicRefs } from './graphics.ts';
 import {
   ImageCollector,
   isRelType,
@@ -14,19 +15,23 @@ import { child, children, descendants, path, textContent, type XmlElement } from
 
 /**
  * PPTX: one page per slide in presentation order. Title placeholders become headings,
- * text frames paragraphs or list items, tables header-keyed rows, pictures figures of
- * their slide, and speaker notes paragraphs after the slide's content.
+ * text frames paragraphs or list items, tables header-keyed rows, charts a paragraph and
+ * rows of their data (chart.ts), SmartArt list items (smartart.ts), pictures figures of
+ * their slide, and speaker notes a paragraph of their own after the slide's content.
  */
 
 // A presentation with more slides than this is not read further (each slide is parsed whole).
 const MAX_SLIDES = 2_000;
 
 interface SlideContext {
+  pkg: OoxmlPackage;
   rels: Map<string, Relationship>;
   images: ImageCollector;
   blocks: Block[];
   page: number;
   budget: ParseBudget;
+  /** The slide has a heading: its title, or failing one the title of its first titled chart. */
+  headed: boolean;
 }
 
 export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
@@ -60,7 +65,7 @@ export function readPptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
         warnings.push(`Slide ${i + 1} is missing from the file`);
         return;
       }
-      const ctx: SlideContext = { rels: pkg.rels(part), images, blocks, page: i + 1, budget };
+      const ctx: SlideContext = { pkg, rels: pkg.rels(part), images, blocks, page: i + 1, budget, headed: false };
       const tree = path(slide, 'p:cSld', 'p:spTree');
       if (tree) shapes(tree, ctx, true);
       notes(pkg, ctx);
@@ -84,6 +89,11 @@ function shapes(tree: XmlElement, ctx: SlideContext, topLevel: boolean): void {
         break;
       case 'p:graphicFrame': {
         for (const tbl of descendants(el, 'a:tbl')) table(tbl, ctx);
+        // A slide of charts alone is named by its chart, so that a deck of them has sections to chunk by.
+        const refs = graphicRefs(el);
+        if (graphicBlocks(ctx.pkg, refs, ctx.rels, { page: ctx.page }, ctx.budget, ctx.blocks, ctx.headed ? undefined : 1)) {
+          ctx.headed = true;
+        }
         break;
       }
       case 'p:pic': {
@@ -119,7 +129,10 @@ function shape(sp: XmlElement, ctx: SlideContext): void {
       .join(' ')
       .replace(/\s+/g, ' ')
       .trim();
-    if (text !== '') ctx.blocks.push({ kind: 'heading', text: ctx.budget.take(text), level: 1, page: ctx.page });
+    if (text !== '') {
+      ctx.blocks.push({ kind: 'heading', text: ctx.budget.take(text), level: 1, page: ctx.page });
+      ctx.headed = true;
+    }
     return;
   }
   for (const p of paragraphs(body)) {

@@ -1,4 +1,6 @@
 import { ParseBudget } from './budget.ts';
+import { type GraphicRef, graphicBlocks, graphicRefs } from './graphics.ts';
+import { formatKind, formatNumber, type NumberKind } from './number-format.ts';
 import {
   ImageCollector,
   isRelType,
@@ -14,10 +16,12 @@ import { child, children, descendants, forEachElement, path, textContent, type X
 
 /**
  * XLSX: sheets in workbook order, each a heading (its name) followed by one block per
- * non-empty row keyed by the sheet's header row. Values are shown as a reader sees them:
+ * non-empty row keyed by the sheet's header row, then the charts drawn on it (chart sheets too). Values are shown as a reader sees them:
  * shared and inline strings, numbers, booleans, and dates as ISO 8601. Rows are kept sparse,
  * and every cell's text counts against the document's budget, each time a shared string is used.
  */
+
+export { formatKind, formatNumber } from './number-format.ts';
 
 /** Cells read across the whole workbook before the rest is dropped with a warning. */
 export const MAX_CELLS = 200_000;
@@ -32,8 +36,6 @@ interface Workbook {
   formats: NumberKind[];
   date1904: boolean;
 }
-
-type NumberKind = 'number' | 'date' | 'time' | 'datetime' | 'percent';
 
 export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
   return withImages(readXlsx(bytes, limits));
@@ -64,8 +66,14 @@ export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
       const name = sheet.attrs.name ?? `Sheet ${i + 1}`;
       const page = i + 1;
       const rel = rels.get(sheet.attrs['r:id'] ?? '');
-      // Chart sheets and dialog sheets hold no cells.
-      if (!rel || rel.external || !isRelType(rel, 'worksheet')) return;
+      if (!rel || rel.external) return;
+      // A chart sheet holds no cells, only the drawing of its chart.
+      if (isRelType(rel, 'chartsheet')) {
+        drawn(pkg, rel.target, images, { page, sheet: name }, budget, blocks, false);
+        return;
+      }
+      // Dialog sheets and macro sheets say nothing.
+      if (!isRelType(rel, 'worksheet')) return;
       if (cellCap.exhausted) return;
       const xml = pkg.xml(rel.target);
       if (xml === null) {
@@ -73,14 +81,16 @@ export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
         return;
       }
       const rows = new SheetRows(budget, { page, sheet: name });
+      let sheetBlocks: Block[] = [];
       try {
         readSheet(xml, workbook, rows, cellCap, budget);
       } finally {
         // What was read before a stop is kept: the rows, under their sheet's name.
-        const sheetBlocks = rows.finish();
+        sheetBlocks = rows.finish();
         if (sheetBlocks.length > 0) blocks.push({ kind: 'heading', text: name, level: 1, page, sheet: name }, ...sheetBlocks);
       }
-      sheetImages(pkg, rel.target, images, page);
+      // Charts follow the sheet's rows (they draw on them), under the same heading.
+      drawn(pkg, rel.target, images, { page, sheet: name }, budget, blocks, sheetBlocks.length > 0);
     });
   });
   if (cellCap.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
@@ -182,25 +192,6 @@ function richText(el: XmlElement): string {
   return text;
 }
 
-export function formatNumber(n: number, kind: NumberKind, date1904 = false): string {
-  if (kind === 'percent') return `${trimFloat(n * 100)}%`;
-  if (kind === 'number' || n < 0 || n > 2_958_465) return trimFloat(n);
-  // Serial day numbers: the 1900 system counts a 29 Feb 1900 that never was (a Lotus bug).
-  const epoch = date1904 ? Date.UTC(1904, 0, 1) : n < 60 ? Date.UTC(1899, 11, 31) : Date.UTC(1899, 11, 30);
-  const ms = epoch + Math.round(n * 86_400) * 1000;
-  const iso = new Date(ms).toISOString();
-  const date = iso.slice(0, 10);
-  const time = iso.slice(11, 19);
-  if (kind === 'time') return time;
-  if (kind === 'datetime' && time !== '00:00:00') return `${date}T${time}`;
-  return date;
-}
-
-function trimFloat(n: number): string {
-  // Spreadsheets store binary doubles (0.1 + 0.2 → 0.30000000000000004); show what Excel shows.
-  return String(Number(n.toPrecision(15)));
-}
-
 // Built-in number formats that are dates or times (ECMA-376 18.8.30, plus the East Asian ones).
 const BUILTIN_KINDS: Record<number, NumberKind> = {
   9: 'percent',
@@ -220,24 +211,6 @@ const BUILTIN_KINDS: Record<number, NumberKind> = {
 };
 for (const id of [27, 28, 29, 30, 31, 34, 35, 36, 50, 51, 52, 53, 54, 57, 58]) BUILTIN_KINDS[id] = 'date';
 for (const id of [32, 33, 55, 56]) BUILTIN_KINDS[id] = 'time';
-
-// Excel's own limit on a format code; a longer one is cut before any matching.
-const MAX_FORMAT_CODE = 255;
-
-export function formatKind(code: string): NumberKind {
-  // Quoted literals, escapes and bracketed colours/locales are not date parts; [h], [mm], [ss] are.
-  const stripped = code
-    .slice(0, MAX_FORMAT_CODE)
-    .replace(/"[^"]*"/g, '')
-    .replace(/\\./g, '')
-    .replace(/\[(?![hms]+\])[^[\]]*\]/gi, '')
-    .split(';')[0]!
-    .toLowerCase();
-  if (stripped.includes('%')) return 'percent';
-  if (stripped === 'general' || !/[dmyhs]/.test(stripped)) return 'number';
-  if (/[dy]/.test(stripped) || (/m/.test(stripped) && !/[hs]/.test(stripped))) return /[hs]/.test(stripped) ? 'datetime' : 'date';
-  return 'time';
-}
 
 function readFormats(pkg: OoxmlPackage, rel: Relationship | undefined): NumberKind[] {
   const root = rel ? pkg.tree(rel.target) : null;
@@ -341,8 +314,40 @@ class MergeFill {
   }
 }
 
-/** Pictures placed on a sheet (through its drawing part). */
-function sheetImages(pkg: OoxmlPackage, sheetPart: string, images: ImageCollector, page: number): void {
+/**
+ * Appends the charts drawn on a sheet to `blocks`, under the sheet's heading unless its rows
+ * already put it there; what was read before the budget ran out is kept.
+ */
+function drawn(
+  pkg: OoxmlPackage,
+  sheetPart: string,
+  images: ImageCollector,
+  place: { page: number; sheet: string },
+  budget: ParseBudget,
+  blocks: Block[],
+  headed: boolean,
+): void {
+  const charts: Block[] = [];
+  try {
+    sheetDrawings(pkg, sheetPart, images, place, budget, charts);
+  } finally {
+    if (charts.length > 0 && !headed) blocks.push({ kind: 'heading', text: place.sheet, level: 1, ...place });
+    blocks.push(...charts);
+  }
+}
+
+/**
+ * What a sheet's (or chart sheet's) drawing part places on it: pictures are noted for later,
+ * charts and SmartArt become blocks at `place`, appended to `out`.
+ */
+function sheetDrawings(
+  pkg: OoxmlPackage,
+  sheetPart: string,
+  images: ImageCollector,
+  place: { page: number; sheet: string },
+  budget: ParseBudget,
+  out: Block[],
+): void {
   for (const rel of pkg.rels(sheetPart).values()) {
     if (rel.external || !isRelType(rel, 'drawing')) continue;
     const drawing = pkg.tree(rel.target);
@@ -351,7 +356,10 @@ function sheetImages(pkg: OoxmlPackage, sheetPart: string, images: ImageCollecto
     for (const pic of descendants(drawing, 'xdr:pic')) {
       const id = path(pic, 'xdr:blipFill', 'a:blip')?.attrs['r:embed'];
       const target = id ? drawingRels.get(id) : undefined;
-      if (target && !target.external) images.add(target.target, page);
+      if (target && !target.external) images.add(target.target, place.page);
     }
+    const refs: GraphicRef[] = [];
+    for (const frame of descendants(drawing, 'xdr:graphicFrame')) graphicRefs(frame, refs);
+    graphicBlocks(pkg, refs, drawingRels, place, budget, out);
   }
 }
