@@ -2,10 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { connect } from '#core/db/client.ts';
-import { createDocumentRepo } from '#core/db/documents.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
-import { createJobRepo } from '#core/db/jobs.ts';
 import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
@@ -13,7 +11,7 @@ import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
 import { DEFAULT_DOCUMENT_BUDGET } from '../../workers/ingest/src/pipeline/read-range.ts';
 import { runStep } from '../../workers/ingest/src/steps.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
-import { chunkRows, documentOfJob, waitForJob } from '../support/ingest.ts';
+import { chunkRows, documentOfJob, queuedUrlJob, waitForJob } from '../support/ingest.ts';
 
 // DNS outages are injected into the devstack's DNS-over-HTTPS resolver, each for one host
 // name only (`match`), so the other files running at the same time are not hit.
@@ -139,35 +137,8 @@ describe('a DNS outage, then recovery: the redelivered step succeeds', () => {
     };
   };
 
-  /** The rows POST /ingest/url writes, without its message: this test delivers the step itself. */
-  async function queuedUrlJob(url: string) {
-    const documentId = randomUUID();
-    const jobId = randomUUID();
-    await createDocumentRepo(sql).insert(sql, {
-      id: documentId,
-      collection_id: null,
-      user_id: user.id,
-      name: url,
-      source_kind: 'url',
-      source_url: url,
-      content_type: 'text/html',
-      doc_type: null,
-      size_bytes: 0,
-      storage_path: null,
-      chunk_size: 1000,
-    });
-    await createJobRepo(sql).insert(sql, {
-      id: jobId,
-      user_id: user.id,
-      collection_id: null,
-      document_id: documentId,
-      source: url,
-    });
-    return jobId;
-  }
-
   it('throws for QStash to retry while DNS is down, then ingests the page once it is back', async () => {
-    const jobId = await queuedUrlJob(`http://${host}/article.html`);
+    const { jobId } = await queuedUrlJob(user.id, `http://${host}/article.html`);
     const outage = await dnsOutage(host);
     const step = { job_id: jobId, step: 'extract' } as const;
 

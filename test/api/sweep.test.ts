@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentRepo } from '#core/db/documents.ts';
-import { createJobRepo } from '#core/db/jobs.ts';
 import { db, signUp, stack, type TestUser } from '../support/client.ts';
-import { waitForJob } from '../support/ingest.ts';
+import { queuedUrlJob, waitForJob } from '../support/ingest.ts';
 
 // The ingest worker's cron sweep: a job whose messages were all lost is queued again, and one
 // picked up too often fails in plain words. Rows are written as POST /ingest/url writes them, but
@@ -15,32 +12,9 @@ beforeAll(async () => {
 });
 
 async function lostUrlJob(path: string, sweeps = 0) {
-  const sql = db();
-  const url = `${stack.pagesUrl}${path}`;
-  const documentId = randomUUID();
-  const jobId = randomUUID();
-  await createDocumentRepo(sql).insert(sql, {
-    id: documentId,
-    collection_id: null,
-    user_id: user.id,
-    name: url,
-    source_kind: 'url',
-    source_url: url,
-    content_type: 'text/html',
-    doc_type: null,
-    size_bytes: 0,
-    storage_path: null,
-    chunk_size: 1000,
-  });
-  await createJobRepo(sql).insert(sql, {
-    id: jobId,
-    user_id: user.id,
-    collection_id: null,
-    document_id: documentId,
-    source: url,
-  });
-  await sql`update ingest_jobs set updated_at = now() - interval '2 hours', sweeps = ${sweeps} where id = ${jobId}`;
-  return { jobId, documentId };
+  const lost = await queuedUrlJob(user.id, `${stack.pagesUrl}${path}`);
+  await db()`update ingest_jobs set updated_at = now() - interval '2 hours', sweeps = ${sweeps} where id = ${lost.jobId}`;
+  return lost;
 }
 
 /** What Cloudflare's cron does every 15 minutes. */
