@@ -1,4 +1,5 @@
 import { namespaceFor } from '#core/namespaces.ts';
+import type { SparseVector } from '#core/retrieval/sparse.ts';
 import { locationOf, type PassageLocation } from '#core/retrieval/vector-metadata.ts';
 import type { Caller } from '../auth/caller.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
@@ -74,7 +75,7 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
   /** The candidates for a query, from one list, both fused by Upstash, or both fused here. */
   async function candidates(
     namespace: string,
-    query: { vector?: number[]; sparse: Candidate['sparseVector'] & object },
+    query: { vector?: number[]; sparse: SparseVector },
     pool: number,
     includeVectors: boolean,
   ): Promise<{ found: Candidate[]; mode: QueryMode }> {
