@@ -13,7 +13,7 @@ export const ConfigSchema = z.object({
   /** How dense and sparse results are combined (src/api/services/fusion.ts); ignored without an embedding model. */
   RETRIEVAL_FUSION: z
     .string()
-    .default('rrf')
+    .default('dbsf')
     .transform((value, ctx) => {
       const fusion = parseFusion(value);
       if (!fusion) ctx.addIssue({ code: 'custom', message: 'RETRIEVAL_FUSION must be rrf, dbsf, dense, sparse or convex:<0–1>' });
