@@ -85,6 +85,9 @@ export async function startModelProxy(target: string): Promise<ModelProxy> {
       forward.end(payload);
     });
   });
+  // Longer than workerd keeps a pooled connection idle (Node's default 5 s is not), as the devstack's own
+  // server does: a worker that reused a connection this proxy had just closed lost its request.
+  server.keepAliveTimeout = 65_000;
   await listen(server);
   return {
     url: `http://127.0.0.1:${portOf(server)}`,

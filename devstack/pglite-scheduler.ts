@@ -1,65 +1,54 @@
-import type { PGlite } from '@electric-sql/pglite';
+/** What a turn on the session did, and whether its connection keeps the session for its next one. */
+export interface Turn<T> {
+  value: T;
+  keep: boolean;
+}
 
-interface Pending {
+interface Task {
   connection: number;
-  message: Uint8Array;
-  onData: (data: Uint8Array) => void;
-  resolve: (bytes: number) => void;
+  work: () => Promise<Turn<unknown>> | Turn<unknown>;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-// Front-end message types that end a unit of work: Sync closes an extended-protocol
-// batch (Parse/Bind/Describe/Execute), Query is a whole simple query, Terminate leaves.
-const SYNC = 0x53;
-const QUERY = 0x51;
-const TERMINATE = 0x58;
-
 /**
- * Decides which connection's message PGlite runs next. PGlite has one session, so
- * every connection shares its unnamed statement and portal and its transaction.
- * pglite-socket's own queue interleaves connections message by message, which lets
- * one client's Bind clobber another's portal; this one gives a connection the
- * session from its first message until its Sync, and for as long as it holds a
- * transaction open.
+ * Decides which connection uses PGlite's single session next. Every connection shares
+ * that session (its transaction, its unnamed portal), so a connection that is mid-way
+ * (inside a transaction, or between a Bind and its Sync) keeps it, and the others wait.
+ * Whether a connection keeps it after a turn is the turn's own answer: the wire protocol
+ * code knows what the connection left open (devstack/pglite-wire.ts).
  */
-export class PGliteScheduler {
-  private queue: Pending[] = [];
+export class SessionScheduler {
+  private queue: Task[] = [];
   private running = false;
   /** The connection that holds the session, mid-batch or mid-transaction. */
   private owner: number | null = null;
 
-  constructor(private readonly db: PGlite) {}
-
-  enqueue(connection: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ connection, message, onData, resolve, reject });
+  /** Runs `work` on the session when it is this connection's turn. */
+  submit<T>(connection: number, work: () => Promise<Turn<T>> | Turn<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ connection, work, resolve: resolve as (value: unknown) => void, reject });
       void this.drain();
     });
   }
 
-  getQueueLength(): number {
-    return this.queue.length;
-  }
-
-  clearQueueForHandler(connection: number): void {
-    this.queue = this.queue.filter((item) => {
-      if (item.connection !== connection) return true;
-      item.reject(new Error('connection closed'));
+  /** Refuses a closed connection's waiting work; its clean-up is submitted after this. */
+  drop(connection: number): void {
+    this.queue = this.queue.filter((task) => {
+      if (task.connection !== connection) return true;
+      task.reject(new Error('connection closed'));
       return false;
     });
   }
 
-  /** A connection that goes away must not keep the session, nor leave a transaction open. */
-  async clearTransactionIfNeeded(connection: number): Promise<void> {
-    if (this.owner !== connection) return;
-    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
-    this.owner = null;
-    void this.drain();
+  /** Work waiting for the session, for the tests. */
+  get waiting(): number {
+    return this.queue.length;
   }
 
-  private next(): Pending | undefined {
+  private next(): Task | undefined {
     if (this.owner === null) return this.queue.shift();
-    const index = this.queue.findIndex((item) => item.connection === this.owner);
+    const index = this.queue.findIndex((task) => task.connection === this.owner);
     return index === -1 ? undefined : this.queue.splice(index, 1)[0];
   }
 
@@ -67,26 +56,15 @@ export class PGliteScheduler {
     if (this.running) return;
     this.running = true;
     try {
-      for (let item = this.next(); item; item = this.next()) {
-        let bytes = 0;
+      for (let task = this.next(); task; task = this.next()) {
         try {
-          await this.db.runExclusive(() =>
-            this.db.execProtocolRawStream(item.message, {
-              onRawData: (data) => {
-                bytes += data.length;
-                item.onData(data);
-              },
-            }),
-          );
+          const turn = await task.work();
+          this.owner = turn.keep ? task.connection : null;
+          task.resolve(turn.value);
         } catch (error) {
           this.owner = null;
-          item.reject(error);
-          continue;
+          task.reject(error);
         }
-        const type = item.message[0];
-        const endsUnit = type === SYNC || type === QUERY || type === TERMINATE || type === 0; // 0: startup packet
-        this.owner = endsUnit && !this.db.isInTransaction() ? null : item.connection;
-        item.resolve(bytes);
       }
     } finally {
       this.running = false;

@@ -4,7 +4,7 @@ export interface PostgresProxy<C extends string> {
   /** Per client, the upstream's connection string with its own proxy port. */
   urls: Record<C, string>;
   /** Destroys the open connections of every client whose name contains `match` (all without one), as a crashed server would. */
-  cut(match?: string): number;
+  cut(match?: string): void;
   stop(): Promise<void>;
 }
 
@@ -85,16 +85,13 @@ export async function startPostgresProxy<C extends string>(options: PostgresProx
   }
 
   const cut = (match?: string) => {
-    let count = 0;
     for (const entry of [...open]) {
       const [name, client, upstream] = entry;
       if (match && !name.includes(match)) continue;
       open.delete(entry);
       client.resetAndDestroy();
       upstream.resetAndDestroy();
-      count += 1;
     }
-    return count;
   };
   return {
     urls,

@@ -1,13 +1,17 @@
-import { mkdir } from 'node:fs/promises';
-import { createServer, type Socket } from 'node:net';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
-import { PGliteScheduler } from './pglite-scheduler.ts';
+import { Worker } from 'node:worker_threads';
+import type { PGliteThreadCommand, PGliteThreadOptions, PGliteThreadReply } from './pglite-thread.ts';
+import { type PostgresProxy, startPostgresProxy } from './postgres-proxy.ts';
 
 export interface RunningPostgres {
   /** Connection string for clients; it always carries a password because wrangler's Hyperdrive insists on one. */
   url: string;
   engine: 'pglite' | 'postgres';
+  /**
+   * A port per named client (the workers), each new connection asked to `admit` first, and a
+   * way to cut a client's open connections: the devstack's `postgres` fault. PGlite's thread
+   * listens on them itself; any other Postgres is reached through a relay.
+   */
+  gate<C extends string>(clients: readonly C[], admit: (client: C) => boolean): Promise<PostgresProxy<C>>;
   stop(): Promise<void>;
 }
 
@@ -20,49 +24,100 @@ export interface PostgresOptions {
   port: number;
 }
 
+const THREAD = new URL('./pglite-thread.ts', import.meta.url);
+
 export async function startPostgres(options: PostgresOptions): Promise<RunningPostgres> {
   if (options.databaseUrl) {
-    return { url: withPassword(options.databaseUrl), engine: 'postgres', stop: async () => {} };
+    const url = withPassword(options.databaseUrl);
+    return {
+      url,
+      engine: 'postgres',
+      gate: (clients, admit) => startPostgresProxy({ upstream: url, host: options.host, clients, admit }),
+      stop: async () => {},
+    };
   }
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  const db = await PGlite.create(options.dataDir ?? 'memory://');
-  const server = await serveWireProtocol(db, options.host, options.port);
+  const thread = await startThread({ dataDir: options.dataDir, host: options.host, port: options.port });
+  const url = `postgres://postgres:postgres@${options.host}:${options.port}/postgres`;
   return {
-    url: `postgres://postgres:postgres@${options.host}:${options.port}/postgres`,
+    url,
     engine: 'pglite',
+    gate: async <C extends string>(clients: readonly C[], admit: (client: C) => boolean) => {
+      thread.on('message', (message: PGliteThreadReply) => {
+        if (message.type !== 'admit') return;
+        send(thread, { type: 'admitted', id: message.id, ok: admit(message.client as C) });
+      });
+      const answer = await command(thread, { type: 'listen', clients: [...clients] });
+      if (answer.type !== 'listening')
+        throw new Error(answer.type === 'error' ? answer.error : 'the PGlite thread did not listen');
+      const urls = {} as Record<C, string>;
+      for (const client of clients) {
+        const own = new URL(url);
+        own.port = String(answer.ports[client]);
+        urls[client] = own.toString();
+      }
+      return {
+        urls,
+        cut: (match?: string) => send(thread, { type: 'cut', ...(match ? { match } : {}) }),
+        // The thread closes the clients' ports when it stops.
+        stop: async () => {},
+      };
+    },
     stop: async () => {
-      await server.close();
-      await db.close();
+      await command(thread, { type: 'stop' }).catch(() => {});
+      await thread.terminate();
     },
   };
 }
 
-/**
- * pglite-socket's handler speaks the wire protocol for each connection; the
- * scheduler decides whose turn it is on PGlite's single session.
- */
-async function serveWireProtocol(db: PGlite, host: string, port: number): Promise<{ close(): Promise<void> }> {
-  const scheduler = new PGliteScheduler(db);
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    // The handler only calls enqueue, clearQueueForHandler, clearTransactionIfNeeded and getQueueLength.
-    const handler = new PGLiteSocketHandler({ queryQueue: scheduler as never, closeOnDetach: true });
-    void handler.attach(socket);
+const send = (thread: Worker, message: PGliteThreadCommand) => thread.postMessage(message);
+
+/** PGlite and its server in a worker thread (devstack/pglite-thread.ts), once it listens. */
+async function startThread(options: PGliteThreadOptions): Promise<Worker> {
+  const thread = new Worker(THREAD, { workerData: options });
+  const answer = await reply(thread).catch(async (error: unknown) => {
+    await thread.terminate();
+    throw error;
   });
-  server.maxConnections = 128;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
+  if (answer.type === 'error') {
+    await thread.terminate();
+    // The code (EADDRINUSE) is what devstack/cli.ts explains.
+    throw Object.assign(new Error(answer.error), answer.code ? { code: answer.code } : {});
+  }
+  return thread;
+}
+
+/** Sends a command and waits for its answer. */
+function command(thread: Worker, message: PGliteThreadCommand): Promise<PGliteThreadReply> {
+  const answered = reply(thread);
+  send(thread, message);
+  return answered;
+}
+
+/** The thread's next reply other than a question about a connection; its failure or exit before one is an error. */
+function reply(thread: Worker): Promise<PGliteThreadReply> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: PGliteThreadReply) => {
+      if (message.type === 'admit') return;
+      done();
+      resolve(message);
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onExit = (code: number) => {
+      done();
+      reject(new Error(`the PGlite thread exited (${code})`));
+    };
+    const done = () => {
+      thread.off('message', onMessage);
+      thread.off('error', onError);
+      thread.off('exit', onExit);
+    };
+    thread.on('message', onMessage);
+    thread.on('error', onError);
+    thread.on('exit', onExit);
   });
-  return {
-    // Clients such as wrangler keep their connections open; stopping must not wait on them.
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 function withPassword(databaseUrl: string): string {

@@ -13,7 +13,6 @@ import { migrate } from './migrate.ts';
 import { createExtractiveEngine } from './models/extractive-engine.ts';
 import { createModelServer } from './models/server.ts';
 import { type RunningPostgres, startPostgres } from './postgres.ts';
-import { startPostgresProxy } from './postgres-proxy.ts';
 import { createQStash } from './qstash/server.ts';
 import { createStorageApp } from './storage/app.ts';
 import { createVectorServer } from './vector/server.ts';
@@ -135,12 +134,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   });
 
   const faults = createFaults();
-  const pgProxy = await startPostgresProxy({
-    upstream: pg.url,
-    host,
-    clients: WORKERS,
-    admit: (worker) => faults.admit('postgres', worker),
-  });
+  const pgProxy = await pg.gate(WORKERS, (worker) => faults.admit('postgres', worker));
   faults.onSet('postgres', (worker) => pgProxy.cut(worker));
   const app = new Hono();
   app.get('/health', (c) => c.json({ ok: true }));

@@ -3,8 +3,9 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { bearerAuth } from './auth.ts';
 import { chatCompletions, type TextEngine } from './chat-handler.ts';
-import { type EmbeddingEngine, loadEmbeddingEngine } from './embedding-engine.ts';
+import type { EmbeddingEngine } from './embedding-engine.ts';
 import { resolveEmbeddingSource } from './embedding-source.ts';
+import { startEmbeddingWorker } from './embedding-worker.ts';
 import { embeddings } from './embeddings-handler.ts';
 import { OpenAIError, renderError } from './errors.ts';
 import { createExtractiveEngine, EXTRACTIVE_MODEL } from './extractive-engine.ts';
@@ -82,7 +83,7 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
   } else {
     const started = Date.now();
     try {
-      engine = await loadEmbeddingEngine(resolved.source, options.cacheDir);
+      engine = await startEmbeddingWorker(resolved.source, options.cacheDir);
       log(
         `openai: embeddings from ${resolved.source.name} (${resolved.source.dtype}, ${resolved.source.pooling} pooling, ` +
           `${engine.dimension} dimensions) loaded in ${Date.now() - started} ms`,

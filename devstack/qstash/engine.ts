@@ -4,6 +4,7 @@ import { newMessageId } from './ids.ts';
 import type { ParsedPublish } from './publish-request.ts';
 import { compileRetryDelay } from './retry-delay.ts';
 import { signDelivery } from './signature.ts';
+import type { StateChange } from './state-file.ts';
 import type { CallbackSpec, DedupRecord, DeliveryResponse, DlqEntry, StoredMessage } from './types.ts';
 import { callbackPayload } from './wire.ts';
 
@@ -15,8 +16,8 @@ export interface EngineOptions {
   maxInFlight: number;
   deduplicationWindowMs: number;
   log: (line: string) => void;
-  /** Called after every change of state worth persisting. */
-  changed: () => void;
+  /** Called with every change of state worth persisting. */
+  changed: (change: StateChange) => void;
   initial?: EngineState;
 }
 
@@ -95,11 +96,9 @@ export class DeliveryEngine {
     if (deduplicationKey) {
       const seen = this.dedup.get(deduplicationKey);
       if (seen) return { messageId: seen.messageId, url: message.url, deduplicated: true };
-      this.dedup.set(deduplicationKey, {
-        key: deduplicationKey,
-        messageId: message.messageId,
-        expiresAt: now + this.options.deduplicationWindowMs,
-      });
+      const record = { key: deduplicationKey, messageId: message.messageId, expiresAt: now + this.options.deduplicationWindowMs };
+      this.dedup.set(deduplicationKey, record);
+      this.options.changed({ dedup: record });
     }
     this.enqueue(message);
     return { messageId: message.messageId, url: message.url };
@@ -118,7 +117,7 @@ export class DeliveryEngine {
     const flight = this.inFlight.get(messageId);
     if (flight) flight.cancelled = true;
     this.options.log(`qstash: ${messageId} cancelled`);
-    this.options.changed();
+    this.options.changed({ drop: messageId });
     this.checkIdle();
     return true;
   }
@@ -137,8 +136,11 @@ export class DeliveryEngine {
 
   dlqDelete(dlqIds: string[]): number {
     let deleted = 0;
-    for (const id of dlqIds) if (this.dlq.delete(id)) deleted++;
-    if (deleted) this.options.changed();
+    for (const id of dlqIds) {
+      if (!this.dlq.delete(id)) continue;
+      deleted++;
+      this.options.changed({ dlqDrop: id });
+    }
     return deleted;
   }
 
@@ -150,6 +152,7 @@ export class DeliveryEngine {
       const entry = this.dlq.get(id);
       if (!entry) continue;
       this.dlq.delete(id);
+      this.options.changed({ dlqDrop: id });
       const message: StoredMessage = { ...entry.message, messageId: newMessageId(), retried: 0, createdAt: now, notBefore: now };
       this.enqueue(message);
       responses.push({ messageId: message.messageId });
@@ -183,7 +186,7 @@ export class DeliveryEngine {
   private enqueue(message: StoredMessage): void {
     this.pending.set(message.messageId, message);
     this.schedule(message);
-    this.options.changed();
+    this.options.changed({ put: message });
   }
 
   private schedule(message: StoredMessage): void {
@@ -277,7 +280,7 @@ export class DeliveryEngine {
     if (response && response.status >= 200 && response.status < 300) {
       this.pending.delete(message.messageId);
       this.options.log(`qstash: ${what} delivered: ${response.status}`);
-      this.options.changed();
+      this.options.changed({ drop: message.messageId });
       return;
     }
 
@@ -288,7 +291,7 @@ export class DeliveryEngine {
       message.notBefore = Date.now() + delay;
       this.options.log(`qstash: ${what} failed: ${failure}; retry in ${Math.round(delay)} ms`);
       this.schedule(message);
-      this.options.changed();
+      this.options.changed({ put: message });
       return;
     }
 
@@ -304,12 +307,13 @@ export class DeliveryEngine {
       error: response ? undefined : outcome.error,
     });
     this.dlq.set(entry.dlqId, entry);
+    this.options.changed({ drop: message.messageId });
+    this.options.changed({ dlqPut: entry });
     this.options.log(`qstash: ${what} failed: ${failure}; retries exhausted, moved to the DLQ as ${entry.dlqId}`);
     if (message.failureCallback && !message.origin) {
       const payload = callbackPayload(message, retried, response, entry.dlqId);
       this.enqueue(this.reportMessage(message, message.failureCallback, 'failure-callback', payload));
     }
-    this.options.changed();
   }
 
   /** Callbacks are messages of their own: signed, retried, and dead-lettered like any other. */

@@ -53,15 +53,21 @@ export class ObjectStore {
     return undefined;
   }
 
-  /** Makes a staged file the object at `key`; without upsert an existing object is a conflict. */
+  /**
+   * Makes a staged file the object at `key`; without upsert an existing object is a conflict.
+   * Objects of one bucket are written side by side (the bucket held shared, the object alone).
+   */
   commit(bucketId: string, key: string, staged: StagedFile, content: ObjectContent, upsert: boolean): Promise<ObjectRecord> {
-    return this.lock.run(bucketLockKey(bucketId), async () => {
-      try {
-        return await this.place(bucketId, key, staged, content, upsert);
-      } finally {
-        await rm(staged.path, { force: true });
-      }
-    });
+    const objectKey = `object:${this.layout.objectDir(bucketId, key)}`;
+    return this.lock.runShared(bucketLockKey(bucketId), () =>
+      this.lock.run(objectKey, async () => {
+        try {
+          return await this.place(bucketId, key, staged, content, upsert);
+        } finally {
+          await rm(staged.path, { force: true });
+        }
+      }),
+    );
   }
 
   /** Removes the named objects (exact names, as Storage matches its "prefixes") and returns them. */

@@ -2,8 +2,7 @@ import postgres from 'postgres';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createFaults } from '../../devstack/faults.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { startPostgres } from '../../devstack/postgres.ts';
-import { startPostgresProxy } from '../../devstack/postgres-proxy.ts';
+import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
 import { api, db, skipRealPostgres, stack } from '../support/client.ts';
 import {
   deadLetters,
@@ -213,15 +212,10 @@ describe.skipIf(skipRealPostgres)('Postgres down for the scoring worker', () => 
   });
 });
 
-describe.skipIf(skipRealPostgres)('the fault proxy, on either engine', () => {
-  async function exercise(upstream: string) {
+describe.skipIf(skipRealPostgres)('the postgres fault, on either engine', () => {
+  async function exercise(pg: RunningPostgres) {
     const faults = createFaults();
-    const proxy = await startPostgresProxy({
-      upstream,
-      host: '127.0.0.1',
-      clients: ['client'],
-      admit: (client) => faults.admit('postgres', client),
-    });
+    const proxy = await pg.gate(['client'], (client) => faults.admit('postgres', client));
     faults.onSet('postgres', (match) => proxy.cut(match));
     const set = (fault: object) =>
       faults.app.request('/', { method: 'POST', body: JSON.stringify({ service: 'postgres', ...fault }) });
@@ -257,16 +251,16 @@ describe.skipIf(skipRealPostgres)('the fault proxy, on either engine', () => {
     }
   }
 
-  it('in front of PGlite', async () => {
+  it('on PGlite, whose thread listens for each client itself', async () => {
     const pglite = await startPostgres({ host: '127.0.0.1', port: await freePort() });
     try {
-      await exercise(pglite.url);
+      await exercise(pglite);
     } finally {
       await pglite.stop();
     }
   });
 
   it('in front of a real PostgreSQL', async () => {
-    await exercise(stack.databaseUrl);
+    await exercise(await startPostgres({ databaseUrl: stack.databaseUrl, host: '127.0.0.1', port: 0 }));
   });
 });

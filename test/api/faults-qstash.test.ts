@@ -67,9 +67,15 @@ describe.skipIf(skipRealPostgres)('QStash down', () => {
   it('an ingest step that dies between saving its chunks and queueing them: retried, nothing doubled', async () => {
     // The API's own publish goes through; the extract step's publish of its batches fails once,
     // after its chunk rows were saved, so the delivery QStash makes again takes the "already
-    // extracted" path and queues them.
+    // extracted" path and queues them. The document is long enough for several batches: one
+    // batch would be embedded in the extract step itself, with nothing to queue.
     await injectFault('qstash', { match: '/v2/batch', skip: 1, count: 1 });
-    const job = await ingestFile(cast.owner.token, 'sample-presentation-4slides.pptx', collectionId);
+    const paragraphs = Array.from(
+      { length: 400 },
+      (_, i) => `Paragraph ${i} records field note ${i * 7} about river survey station ${i % 13} and its sediment samples.`,
+    );
+    const job = await ingestFile(cast.owner.token, 'field-notes.txt', collectionId, paragraphs.join('\n\n'));
+    expect(job.chunks_total).toBeGreaterThan(32);
     const calls = (await faultCounts()).qstash;
     expect(calls?.failed).toBe(1);
     // The upload's publish, the step's failed one, and the one of its second delivery.

@@ -43,7 +43,6 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     collections: createCollectionService(deps),
     documents: createDocumentService(deps),
     ingest: createIngestService({
-      sql,
       access: deps.access,
       documents: deps.documents,
       jobs: createJobRepo(sql),

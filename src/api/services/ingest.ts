@@ -1,6 +1,6 @@
 import type { Queue } from '#core/adapters/queue.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
-import { isUuid, type Sql } from '#core/db/client.ts';
+import { isUuid } from '#core/db/client.ts';
 import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
 import type { QuotaRepo } from '#core/db/ingest-quota.ts';
 import type { JobRepo, JobRow } from '#core/db/jobs.ts';
@@ -20,7 +20,6 @@ import { DEFAULT_CONFIG } from './collections.ts';
 const SNIFF_BYTES = 64 * 1024;
 
 export interface IngestDeps {
-  sql: Sql;
   access: AccessService;
   documents: DocumentRepo;
   jobs: JobRepo;
@@ -35,7 +34,7 @@ export interface IngestDeps {
 }
 
 export function createIngestService(deps: IngestDeps) {
-  const { sql, access, documents, jobs, store } = deps;
+  const { access, documents, jobs, store } = deps;
 
   function requireQueue(): { queue: Queue; workerUrl: string } {
     if (!deps.queue || !deps.workerUrl) throw unavailable('Ingestion is disabled on this deployment');
@@ -66,15 +65,11 @@ export function createIngestService(deps: IngestDeps) {
   async function enqueue(caller: Caller, doc: NewDocument): Promise<string> {
     const { queue, workerUrl } = requireQueue();
     const jobId = crypto.randomUUID();
-    await sql.begin(async (tx) => {
-      await documents.insert(tx, doc);
-      await jobs.insert(tx, {
-        id: jobId,
-        user_id: caller.id,
-        collection_id: doc.collection_id,
-        document_id: doc.id,
-        source: doc.source_url ?? doc.name,
-      });
+    await jobs.insertWithDocument(doc, {
+      id: jobId,
+      user_id: caller.id,
+      collection_id: doc.collection_id,
+      source: doc.source_url ?? doc.name,
     });
     try {
       await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' })]);

@@ -39,16 +39,47 @@ const intArray = (values: number[]) => `{${values.map((v) => Math.trunc(v)).join
 
 export const TERMINAL: readonly JobStatus[] = ['succeeded', 'partial', 'failed'];
 
+/** Chunk rows per insert statement. */
+const CHUNKS_PER_INSERT = 500;
+
 /** The SQL of the ingest pipeline. Every write is safe to repeat: deliveries are at-least-once. */
 export function createPipelineDb(sql: Sql) {
+  /**
+   * The chunk rows (at most one insert's worth) and the job's progress in one statement: the
+   * count before it plus the rows it added, since a statement does not see its own inserts.
+   */
+  async function saveSmallRange(
+    jobId: string,
+    documentId: string,
+    chunks: NewChunk[],
+    warnings: string[],
+    progress: { extractCursor: number; extracted: boolean },
+  ): Promise<void> {
+    const rows = chunks.map((chunk) => ({ ...chunk, document_id: documentId, metadata: sql.json(chunk.metadata as never) }));
+    const inserted =
+      rows.length > 0
+        ? sql`insert into document_chunks ${sql(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
+              on conflict do nothing returning 1`
+        : sql`select 1 where false`;
+    await sql`
+      with inserted as (${inserted})
+      update ingest_jobs
+         set chunks_total = (select count(*) from document_chunks where document_id = ${documentId})
+                            + (select count(*) from inserted),
+             warnings = warnings || ${sql.json(warnings)},
+             extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted}, updated_at = now()
+       where id = ${jobId}`;
+  }
+
   return {
+    /** The job and its document, in one round trip: every step starts here. */
     async job(id: string): Promise<PipelineJob | undefined> {
-      const [job] = await sql<(Omit<PipelineJob, 'document'> & { document_id: string | null })[]>`
-        select id, status, chunks_total, warnings, extract_cursor, extracted, document_id from ingest_jobs where id = ${id}`;
-      if (!job) return undefined;
-      const { document_id, ...fields } = job;
-      const [document] = document_id ? await sql<DocumentRow[]>`select * from documents where id = ${document_id}` : [];
-      return { ...fields, document: document ?? null };
+      const [job] = await sql<(Omit<PipelineJob, 'document'> & { document: DocumentRow | null })[]>`
+        select j.id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted,
+               case when d.id is null then null else to_jsonb(d) end as document
+          from ingest_jobs j left join documents d on d.id = j.document_id
+         where j.id = ${id}`;
+      return job;
     },
 
     async markProcessing(id: string): Promise<void> {
@@ -74,10 +105,12 @@ export function createPipelineDb(sql: Sql) {
       warnings: string[],
       progress: { extractCursor: number; extracted: boolean },
     ): Promise<void> {
+      // A range of one insert (most documents) is one statement, atomic without a transaction.
+      if (chunks.length <= CHUNKS_PER_INSERT) return saveSmallRange(jobId, documentId, chunks, warnings, progress);
       await sql.begin(async (tx) => {
-        for (let i = 0; i < chunks.length; i += 500) {
+        for (let i = 0; i < chunks.length; i += CHUNKS_PER_INSERT) {
           const rows = chunks
-            .slice(i, i + 500)
+            .slice(i, i + CHUNKS_PER_INSERT)
             .map((chunk) => ({ ...chunk, document_id: documentId, metadata: tx.json(chunk.metadata as never) }));
           await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
                    on conflict do nothing`;
@@ -118,22 +151,26 @@ export function createPipelineDb(sql: Sql) {
                  where document_id = ${documentId} and chunk_index = any(${intArray(indexes)}::int[]) and state = 'pending'`;
     },
 
-    /** Recounts from the chunk rows, so a repeated batch never counts twice. */
+    /** Recounts from the chunk rows, so a repeated batch never counts twice; one statement, one round trip. */
     async refreshProgress(jobId: string, documentId: string): Promise<Progress & { extracted: boolean; warnings: string[] }> {
-      const [row] = await sql<{ total: number; pending: number; failed: number; indexed: number; errors: string[] }[]>`
-        select count(*)::int as total,
-               count(*) filter (where state = 'pending')::int as pending,
-               count(*) filter (where state = 'failed')::int as failed,
-               count(*) filter (where state = 'done' and coalesce(text, '') <> '')::int as indexed,
-               coalesce(jsonb_agg(distinct error) filter (where state = 'failed'), '[]'::jsonb) as errors
-          from document_chunks where document_id = ${documentId}`;
-      const progress = row ?? { total: 0, pending: 0, failed: 0, indexed: 0, errors: [] };
-      await sql`update ingest_jobs set chunks_processed = ${progress.total - progress.pending}, updated_at = now()
-                 where id = ${jobId} and status = 'processing'`;
-      await sql`update documents set chunk_count = ${progress.indexed} where id = ${documentId}`;
-      const [job] = await sql<{ extracted: boolean; warnings: string[] }[]>`
-        select extracted, warnings from ingest_jobs where id = ${jobId}`;
-      return { ...progress, extracted: job?.extracted ?? false, warnings: job?.warnings ?? [] };
+      const [row] = await sql<(Progress & { extracted: boolean | null; warnings: string[] | null })[]>`
+        with progress as (
+          select count(*)::int as total,
+                 count(*) filter (where state = 'pending')::int as pending,
+                 count(*) filter (where state = 'failed')::int as failed,
+                 count(*) filter (where state = 'done' and coalesce(text, '') <> '')::int as indexed,
+                 coalesce(jsonb_agg(distinct error) filter (where state = 'failed'), '[]'::jsonb) as errors
+            from document_chunks where document_id = ${documentId}
+        ), job as (
+          update ingest_jobs set chunks_processed = (select total - pending from progress), updated_at = now()
+           where id = ${jobId} and status = 'processing'
+        ), document as (
+          update documents set chunk_count = (select indexed from progress) where id = ${documentId}
+        )
+        select progress.*, j.extracted, j.warnings
+          from progress left join ingest_jobs j on j.id = ${jobId}`;
+      const progress = row ?? { total: 0, pending: 0, failed: 0, indexed: 0, errors: [], extracted: null, warnings: null };
+      return { ...progress, extracted: progress.extracted ?? false, warnings: progress.warnings ?? [] };
     },
 
     /** Only one caller wins the move to a terminal status; the others see false. */

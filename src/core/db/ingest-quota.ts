@@ -18,20 +18,11 @@ export function createQuotaRepo(sql: Sql) {
      * was granted the first time.
      */
     async reserve(r: { userId: string; jobId: string; rangeStart: number; wanted: number; quota: number }): Promise<number> {
-      return sql.begin(async (tx) => {
-        await tx`select pg_advisory_xact_lock(hashtextextended(${`ingest_usage:${r.userId}`}, 0))`;
-        const [earlier] = await tx<{ chunks: number }[]>`
-          select chunks from ingest_usage where job_id = ${r.jobId} and range_start = ${r.rangeStart}`;
-        if (earlier) return earlier.chunks;
-        const [row] = await tx<{ used: number }[]>`
-          select coalesce(sum(chunks), 0)::int as used from ingest_usage
-           where user_id = ${r.userId} and day = (now() at time zone 'utc')::date`;
-        const granted = Math.max(0, Math.min(r.wanted, r.quota - (row?.used ?? 0)));
-        await tx`
-          insert into ingest_usage (job_id, range_start, user_id, chunks)
-          values (${r.jobId}, ${r.rangeStart}, ${r.userId}, ${granted})`;
-        return granted;
-      });
+      // One round trip (supabase/migrations/20261129000000_quota_reserve_function.sql): the lock is
+      // held only while the database itself works, never across the network.
+      const [row] = await sql<{ granted: number }[]>`
+        select public.reserve_ingest_chunks(${r.userId}, ${r.jobId}, ${r.rangeStart}, ${r.wanted}, ${r.quota}) as granted`;
+      return row?.granted ?? 0;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Sql, Tx } from './client.ts';
+import type { NewDocument } from './documents.ts';
 
 export type JobStatus = 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
 
@@ -21,6 +22,20 @@ export function createJobRepo(sql: Sql) {
       job: { id: string; user_id: string; collection_id: string | null; document_id: string | null; source: string },
     ): Promise<void> {
       await tx`insert into ingest_jobs ${tx(job)}`;
+    },
+
+    /**
+     * A document and its job in one statement: as atomic as a transaction, without holding a
+     * connection (or PGlite's one session) across round trips between the two inserts.
+     */
+    async insertWithDocument(
+      doc: NewDocument,
+      job: { id: string; user_id: string; collection_id: string | null; source: string },
+    ): Promise<void> {
+      await sql`
+        with document as (insert into documents ${sql(doc)} returning id)
+        insert into ingest_jobs (id, user_id, collection_id, document_id, source)
+        values (${job.id}, ${job.user_id}, ${job.collection_id}, (select id from document), ${job.source})`;
     },
 
     /** Only the creator sees a job; to anyone else it does not exist. */
