@@ -123,8 +123,12 @@ export function createResolver(dohUrl: string, fetchImpl: typeof fetch = fetch, 
   return async (host) => {
     const name = normaliseName(host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
     if (isIpLiteralHost(name) || name.includes(':')) return [name];
-    const [v4, v6] = await Promise.all([lookup(name, TYPE_A), lookup(name, TYPE_AAAA)]);
-    return [...new Set([...v4, ...v6])];
+    // Both settle before either failure is thrown: a step that ended at the first failure would
+    // leave the other lookup to be cut off, or not, as the runtime tears the request down.
+    const [v4, v6] = await Promise.allSettled([lookup(name, TYPE_A), lookup(name, TYPE_AAAA)]);
+    if (v4.status === 'rejected') throw v4.reason;
+    if (v6.status === 'rejected') throw v6.reason;
+    return [...new Set([...v4.value, ...v6.value])];
   };
 }
 
