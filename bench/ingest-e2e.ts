@@ -66,7 +66,7 @@ export async function signUp(stack: BenchStack): Promise<string> {
   return (await signUpUser(stack, `bench-${crypto.randomUUID().slice(0, 8)}@example.com`)).token;
 }
 
-export async function createCollection(stack: BenchStack, token: string, name: string): Promise<string> {
+export async function createCollection(stack: Pick<BenchStack, 'apiUrl'>, token: string, name: string): Promise<string> {
   const response = await fetch(`${stack.apiUrl}/collections/`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },

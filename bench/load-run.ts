@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { signUpUser } from '../test/support/auth-client.ts';
+import { createCollection } from './ingest-e2e.ts';
 import type { EventLoopLag } from './load-child.ts';
 import { type CpuShares, cpuWindow } from './load-cpu.ts';
 import { inspectorPort, workerProfiler } from './load-inspector.ts';
@@ -69,17 +70,6 @@ function upstreamTimes(calls: ModelCall[], from: number, to: number): UpstreamTi
   );
 }
 
-async function createCollection(apiUrl: string, token: string, name: string): Promise<string> {
-  const response = await fetch(`${apiUrl}/collections/`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name }),
-  });
-  const body = (await response.json()) as { id?: string };
-  if (!response.ok || !body.id) throw new Error(`creating a collection failed: ${response.status} ${JSON.stringify(body)}`);
-  return body.id;
-}
-
 /** Profilers for the workers whose inspector can be found; a worker without one is left out, with a note. */
 async function workerProfilers(wranglerPids: Record<string, number>) {
   const found: { name: string; profiler: Awaited<ReturnType<typeof workerProfiler>> }[] = [];
@@ -112,13 +102,11 @@ export async function runOnce(plan: RunPlan): Promise<RunResult> {
     plan.log(`[${plan.label} #${plan.round}] deployment up in ${startS.toFixed(1)} s; embeddings: ${stack.embeddings}`);
     const { token } = await signUpUser(stack, `load-${crypto.randomUUID().slice(0, 8)}@example.com`);
     const target = { apiUrl: stack.apiUrl, databaseUrl: stack.databaseUrl, token };
-    const warm = await runUploads(
-      { ...target, collectionId: await createCollection(stack.apiUrl, token, 'warm-up') },
-      warmUpFiles,
-      { concurrency: 1 },
-    );
+    const warm = await runUploads({ ...target, collectionId: await createCollection(stack, token, 'warm-up') }, warmUpFiles, {
+      concurrency: 1,
+    });
     if (warm.errors > 0) throw new Error(`warm-up uploads failed: ${warm.errorExamples.join('; ')}`);
-    const collectionId = await createCollection(stack.apiUrl, token, 'load');
+    const collectionId = await createCollection(stack, token, 'load');
 
     const profiled = async <T>(phase: string, work: () => Promise<T>) => {
       const file = (who: string) =>

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import postgres from 'postgres';
 import { freePort } from '../devstack/ports.ts';
+import { createDatabase } from '../test/support/real-postgres.ts';
 import type { ChildCommand, ChildConfig, ChildReady, EventLoopLag } from './load-child.ts';
 import { type ModelProxy, startModelProxy } from './timing-proxies.ts';
 
@@ -137,17 +138,6 @@ function waitFor<T>(child: ChildProcess, matches: (message: T) => boolean, timeo
 }
 
 /** A new database on the server of `serverUrl`, so that runs do not see each other's rows. */
-async function freshDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const admin = postgres(serverUrl, { max: 1, connect_timeout: 5, onnotice: () => {} });
-  const name = `rag_load_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    },
-  };
+function freshDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  return createDatabase(postgres(serverUrl, { max: 1, connect_timeout: 5, onnotice: () => {} }), serverUrl, 'rag_load');
 }

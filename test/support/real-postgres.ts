@@ -17,9 +17,21 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
     console.warn(`Skipping real-PostgreSQL tests: nothing answers at ${ADMIN_URL}`);
     return undefined;
   }
-  const name = `rag_test_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  return createDatabase(admin, ADMIN_URL, 'rag_test');
+}
+
+/**
+ * A new database named `prefix_…` on the server `admin` is connected to (`serverUrl`), so that runs
+ * do not see each other's rows; `drop` removes it and closes `admin`. The load bench uses it too.
+ */
+export async function createDatabase(
+  admin: postgres.Sql,
+  serverUrl: string,
+  prefix: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   await admin.unsafe(`create database ${name}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
