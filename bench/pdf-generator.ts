@@ -20,6 +20,8 @@ export interface PdfSpec {
   photoHeight?: number;
   /** Every n-th page without a photo carries a line chart drawn as vector paths; 0 for none. */
   chartEvery?: number;
+  /** At most this many lines of text in each column; a column fills the page by default. */
+  linesPerColumn?: number;
 }
 
 export interface GeneratedPdf {
@@ -167,6 +169,7 @@ function textPage(
   random: () => number,
   carry: { pending: SetWord[][] | null; heading: boolean },
   top: number,
+  linesPerColumn = Number.POSITIVE_INFINITY,
 ): { ops: string; words: string[] } {
   const ops: string[] = ['BT'];
   const drawn: string[] = [];
@@ -174,7 +177,8 @@ function textPage(
   for (let column = 0; column < 2; column++) {
     const x = MARGIN + column * (COLUMN_WIDTH + GUTTER);
     let y = top;
-    while (y >= MARGIN + LEADING) {
+    let lines = 0;
+    while (y >= MARGIN + LEADING && lines < linesPerColumn) {
       if (!carry.pending) {
         const next = source.next();
         carry.heading = next.heading;
@@ -187,16 +191,17 @@ function textPage(
         if (next.heading && y < MARGIN + 3 * LEADING) break;
       }
       const size = carry.heading ? HEADING_SIZE : BODY_SIZE;
-      const lines = carry.pending;
-      while (lines.length > 0 && y >= MARGIN + LEADING) {
-        const line = lines.shift() as SetWord[];
-        const justify = !carry.heading && lines.length > 0;
+      const pending = carry.pending;
+      while (pending.length > 0 && y >= MARGIN + LEADING && lines < linesPerColumn) {
+        const line = pending.shift() as SetWord[];
+        const justify = !carry.heading && pending.length > 0;
         ops.push(`/${carry.heading ? 'F2' : 'F1'} ${size} Tf 1 0 0 1 ${x.toFixed(2)} ${y.toFixed(2)} Tm`);
         ops.push(lineOperator(line, justify, lineWidth));
         drawn.push(...line.map((w) => w.text));
         y -= carry.heading ? LEADING + 3 : LEADING;
+        lines++;
       }
-      if (lines.length === 0) carry.pending = null;
+      if (pending.length === 0) carry.pending = null;
     }
   }
   ops.push('ET');
@@ -356,7 +361,7 @@ export function generatePdf(spec: PdfSpec): GeneratedPdf {
       const y = figure(CHART_HEIGHT, `Figure ${photos + charts}.`);
       ops.unshift(chart(MARGIN, y, drawWidth, CHART_HEIGHT, random));
     }
-    const text = textPage(source, random, carry, top);
+    const text = textPage(source, random, carry, top, spec.linesPerColumn);
     ops.push(text.ops);
     ops.push(`BT /F1 8 Tf 1 0 0 1 ${PAGE_WIDTH / 2 - 6} ${MARGIN / 2} Tm (${page})Tj ET`);
     pageWords.push([...words, ...text.words]);

@@ -10,7 +10,7 @@
  *
  * --backends     sparse: BM25 alone (the devstack started with its embedding model switched off);
  *                hybrid: dense + sparse fused, which needs an embedding model in the devstack
- *                (DEVSTACK_EMBEDDING_MODEL, or one under shared/models). Without one, hybrid is reported
+ *                (DEVSTACK_EMBEDDING_MODEL, or one under shared/weights). Without one, hybrid is reported
  *                as not available and the stack that was started serves the sparse run.
  * --strategies   the collection's retrieval_strategy for each pass over the queries (PUT config between passes)
  * --limit-docs   quick runs: the documents judged relevant for the chosen queries, then others in corpus order

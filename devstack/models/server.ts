@@ -19,7 +19,7 @@ export interface ModelOptions {
   apiKey: string;
   /**
    * Embedding model: a local directory with an ONNX sentence-embedding model (transformers.js layout), or a hub
-   * id. Null/undefined → the first model directory under shared/models if there is one, else the default hub id
+   * id. Null/undefined → the first model directory under shared/weights if there is one, else the default hub id
    * `Xenova/all-MiniLM-L6-v2` when it is in cacheDir (or may be downloaded there, see allowDownload).
    */
   embeddingModel?: string | null;
@@ -34,7 +34,7 @@ export interface ModelOptions {
   textEngine?: TextEngine | null;
   /** The name text-only requests may use besides the vision model's; defaults to DEFAULT_TEXT_MODEL. */
   textModel?: string;
-  /** Where shared/models is; defaults to the one beside the repository. */
+  /** Where shared/weights is; defaults to the one beside the repository. */
   sharedModelsDir?: string;
   imageLimits?: Partial<ImageLimits>;
   log?: (line: string) => void;
@@ -57,7 +57,7 @@ export const DEFAULT_TEXT_MODEL = EXTRACTIVE_MODEL;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export function defaultSharedModelsDir(): string {
-  return fileURLToPath(new URL('../../../shared/models', import.meta.url));
+  return fileURLToPath(new URL('../../../shared/weights', import.meta.url));
 }
 
 /**

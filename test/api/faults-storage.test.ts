@@ -58,21 +58,23 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
 
   it('query/search and query/stream signing an image link: 502 before any event', async () => {
     const { collectionId } = await collectionWithDocument('figured');
-    // A figure's passage, as the ingest worker indexes one: retrieval signs its image_path.
-    await vectorIndex()
-      .namespace(collectionId)
-      .upsert({
-        id: 'figure-1',
-        sparseVector: encodeDocument('A chart of neap tides at the quarter moons.'),
-        metadata: {
-          document_id: 'none',
-          source: 'figure.pdf',
-          chunk_index: 0,
-          chunk_type: 'image_description',
-          text: 'A chart of neap tides at the quarter moons.',
-          image_path: `${collectionId}/none/images/001.png`,
-        },
-      });
+    // A figure's passage, as the ingest worker indexes one: retrieval signs its image_path. A hybrid
+    // index needs a dense vector too; the document's own passage, about the same tides, lends its.
+    const namespace = vectorIndex().namespace(collectionId);
+    const [passage] = (await namespace.range({ cursor: 0, limit: 1, includeVectors: true })).vectors;
+    await namespace.upsert({
+      id: 'figure-1',
+      ...(passage?.vector?.length ? { vector: passage.vector } : {}),
+      sparseVector: encodeDocument('A chart of neap tides at the quarter moons.'),
+      metadata: {
+        document_id: 'none',
+        source: 'figure.pdf',
+        chunk_index: 0,
+        chunk_type: 'image_description',
+        text: 'A chart of neap tides at the quarter moons.',
+        image_path: `${collectionId}/none/images/001.png`,
+      },
+    });
     const question = { question: 'neap tides quarter moons chart', collection_id: collectionId };
     const found = await api('POST', '/query/search', { token: cast.owner.token, body: question });
     expect(found.body.sources.some((s: { chunk_type: string }) => s.chunk_type === 'image_description')).toBe(true);

@@ -82,8 +82,9 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
 
   it('ends as partial, saying what was lost, when figures cannot be described', async () => {
     // The vision model is down for good: text is indexed, every figure fails on its last attempt.
+    // Only chat completions fail, as a vision provider's outage would; embeddings stay up for the text.
     // (Not with Retry-After: 0: about twenty steps failing at once, fast, have crashed `wrangler dev`.)
-    await injectFault('models', { status: 500 });
+    await injectFault('models', { status: 500, match: '/chat/completions' });
     const job = await ingestFile(cast.owner.token, 'report-with-figures-reliance.pdf', collectionId);
     expect(job.status).toBe('partial');
     expect(job.error_message).toMatch(/figure on page \d+ could not be described/);

@@ -97,7 +97,8 @@ describe('upload → job → documents → delete', () => {
   });
 
   it('reads a long PDF a page range per step, with contiguous chunks covering every page', async () => {
-    const pdf = generatePdf({ pages: 230, seed: 7, chartEvery: 0, photoEvery: 0 });
+    // Three page ranges; a few lines a page keeps the chunk count, and so the embedding time, small.
+    const pdf = generatePdf({ pages: 230, seed: 7, chartEvery: 0, photoEvery: 0, linesPerColumn: 6 });
     const job = await ingestFile(cast.owner.token, 'long-report.pdf', collectionId, pdf.bytes);
     expect(job.status, job.error_message ?? '').toBe('succeeded');
     const chunks = await chunkRows((await documentOfJob(job.job_id)) as string);

@@ -5,7 +5,6 @@ import {
   type Candidate,
   candidatePoolSize,
   DEFAULT_MMR_LAMBDA,
-  DEFAULT_SCORE_THRESHOLD,
   MAX_MMR_POOL,
   type QueryMode,
   type Strategy,
@@ -196,6 +195,23 @@ describe('maximal marginal relevance', () => {
     expect(ids(applyStrategy(reordered, mmr(0.5), 2, 'sparse'))).toEqual(['fusion', 'bm25']);
   });
 
+  it('in a fused query, counts redundancy on both vectors, weighted as the fusion weighs them', () => {
+    // 'sibling' says something close in meaning (dense cosine 0.95 with 'top') in other words (sparse cosine 0).
+    const one = (term: number) => ({ indices: [term], values: [1] });
+    const pool: Candidate[] = [
+      { id: 'top', score: 1, vector: [1, 0], sparseVector: one(1), metadata: {} },
+      { id: 'copy', score: 0.98, vector: [1, 0], sparseVector: one(1), metadata: {} },
+      { id: 'sibling', score: 0.9, vector: [0.95, Math.sqrt(1 - 0.95 ** 2)], sparseVector: one(2), metadata: {} },
+      { id: 'far', score: 0, vector: [0, 1], sparseVector: one(3), metadata: {} },
+    ];
+    // Dense alone: sibling 0.5·0.9 − 0.5·0.95 < far 0 − 0; fused: sibling 0.45 − 0.5·(0.5·0.95 + 0.5·0) > 0.
+    expect(ids(applyStrategy(pool, mmr(0.5), 2, 'dense'))).toEqual(['top', 'far']);
+    expect(ids(applyStrategy(pool, mmr(0.5), 2, 'dbsf'))).toEqual(['top', 'sibling']);
+    // A convex mix that is all dense weighs redundancy as dense alone does.
+    expect(ids(applyStrategy(pool, mmr(0.5), 2, 'convex', { denseWeight: 1 }))).toEqual(['top', 'far']);
+    expect(ids(applyStrategy(pool, mmr(0.5), 2, 'hybrid'))).toEqual(['top', 'sibling']);
+  });
+
   it('falls back to the passages’ text when no candidate carries vectors', () => {
     const pool: Candidate[] = [
       { id: 'fusion', score: 0.031, metadata: { text: passages.fusion } },
@@ -236,21 +252,39 @@ describe('default score thresholds per query mode', () => {
     expect(ids(applyStrategy(pool, threshold(null), 5, 'sparse'))).toEqual(['rare-term', 'one-distinctive-term']);
   });
 
-  it('hybrid: keeps exactly the chunks that both the dense and the sparse list returned', () => {
-    // Upstash's RRF: each list adds 1 / (60 + rank), ranks from 1.
-    const denseRanks = ['d1', 'both-a', 'd3', 'both-b'];
-    const sparseRanks = ['s1', 's2', 'both-b', 'both-a'];
-    const fused = new Map<string, number>();
-    for (const list of [denseRanks, sparseRanks]) {
-      list.forEach((id, i) => {
-        fused.set(id, (fused.get(id) ?? 0) + 1 / (60 + i + 1));
-      });
+  it('fused: keeps a chunk whose dense or sparse score passes alone, in fused order', () => {
+    // Fused scores place a chunk against the others only; the single lists say whether it matches at all.
+    const fused: Candidate[] = [
+      { id: 'both', score: 1.9, metadata: {} },
+      { id: 'keyword-only', score: 1.1, metadata: {} },
+      { id: 'meaning-only', score: 1.0, metadata: {} },
+      { id: 'best-of-nothing', score: 0.9, metadata: {} },
+    ];
+    const evidence = {
+      dense: [
+        { id: 'both', score: (1 + 0.6) / 2, metadata: {} },
+        { id: 'meaning-only', score: (1 + 0.4) / 2, metadata: {} },
+        { id: 'keyword-only', score: (1 + 0.2) / 2, metadata: {} },
+        { id: 'best-of-nothing', score: (1 + 0.1) / 2, metadata: {} },
+      ],
+      sparse: [
+        { id: 'keyword-only', score: 3.2, metadata: {} },
+        { id: 'both', score: 2.0, metadata: {} },
+        { id: 'best-of-nothing', score: 0.3, metadata: {} },
+      ],
+    };
+    for (const mode of ['hybrid', 'dbsf', 'convex'] as QueryMode[]) {
+      expect(ids(applyStrategy(fused, threshold(null), 10, mode, { evidence }))).toEqual([
+        'both',
+        'keyword-only',
+        'meaning-only',
+      ]);
+      expect(ids(applyStrategy(fused, threshold(null), 2, mode, { evidence }))).toEqual(['both', 'keyword-only']);
     }
-    const pool: Candidate[] = [...fused].map(([id, score]) => ({ id, score, metadata: {} }));
-    expect(ids(applyStrategy(pool, threshold(null), 10, 'hybrid'))).toEqual(['both-a', 'both-b']);
-    // The top of a single list (1/61) is just below the cut, two ranks of 59 just above.
-    expect(1 / 61).toBeLessThan(DEFAULT_SCORE_THRESHOLD.hybrid);
-    expect(2 / (60 + 59)).toBeGreaterThanOrEqual(DEFAULT_SCORE_THRESHOLD.hybrid);
+    // Nothing passes when neither list matches.
+    const unrelated = { dense: evidence.dense.map((c) => ({ ...c, score: 0.55 })), sparse: [] };
+    expect(applyStrategy(fused, threshold(null), 10, 'dbsf', { evidence: unrelated })).toEqual([]);
+    expect(() => applyStrategy(fused, threshold(null), 10, 'hybrid')).toThrow(/dense and sparse lists/);
   });
 
   it('uses an explicit minScore as given, in any mode', () => {

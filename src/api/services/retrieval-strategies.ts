@@ -21,8 +21,8 @@ export type QueryMode = 'dense' | 'sparse' | 'hybrid' | 'dbsf' | 'convex';
 export const DEFAULT_MMR_LAMBDA = 0.5;
 
 /**
- * The cut-off a `threshold` strategy uses when it names none. Upstash scores are on a
- * different scale in each query mode, so one number cannot serve all three:
+ * The cut-off a `threshold` strategy uses when it names none, for the score of each single list.
+ * Upstash scores are on a different scale in each, so one number cannot serve both:
  *
  * - dense: Upstash reports COSINE similarity as (1 + cos) / 2 in [0, 1]. 0.65 is cos 0.3.
  *   With all-MiniLM-L6-v2 and OpenAI's text-embedding-3 models, a question and a passage
@@ -33,23 +33,38 @@ export const DEFAULT_MMR_LAMBDA = 0.5;
  *   about 37% of the namespace's chunks, so a score ≥ 1 means the chunk shares at least
  *   one distinctive term with the question (or several common ones), whatever the size of
  *   the collection. There is no upper bound to normalise against.
- * - hybrid: Upstash fuses the dense and sparse lists with reciprocal rank fusion (RRF, its
- *   default), each list adding 1 / (60 + rank). The fused score keeps only ranks, so no score cut can say "relevant";
- *   what it can say is that both retrievers found the chunk. One list gives at most 1/61;
- *   a chunk in both lists at ranks below 60 gets at least 2/119 > 1/60. So 1/60 keeps
- *   exactly the chunks that both the semantic and the keyword search returned.
- * - dbsf: Upstash scales each list by its mean ± 3 standard deviations onto [0, 1] and adds
- *   them, so the fused score is in [0, 2]; 0.5 keeps a chunk strong in one list or fair in both.
- * - convex: each list min–max scaled onto [0, 1] over the candidates, then mixed (fusion.ts),
- *   so 0.5 keeps chunks at least halfway between the worst and the best candidate.
+ *
+ * A fused score (RRF, DBSF, convex) only places a chunk relative to the other candidates: the best
+ * of an unrelated list still scores high. So a fused query's threshold is taken on the single lists
+ * instead (`Evidence`): a chunk is kept when its dense or its sparse score passes that list's cut-off.
  */
-export const DEFAULT_SCORE_THRESHOLD: Readonly<Record<QueryMode, number>> = {
+export const DEFAULT_SCORE_THRESHOLD: Readonly<Record<'dense' | 'sparse', number>> = {
   dense: 0.65,
   sparse: 1,
-  hybrid: 1 / 60,
-  dbsf: 0.5,
-  convex: 0.5,
 };
+
+/** A fused query's dense and sparse lists, asked for separately, for the default threshold. */
+export interface Evidence {
+  dense: readonly Candidate[];
+  sparse: readonly Candidate[];
+}
+
+/** How a fused query's candidates are compared besides their fused score. */
+export interface FusedContext {
+  /** The dense side's weight in the fusion, for MMR's similarity: 0.5 for RRF and DBSF, alpha for convex. */
+  denseWeight?: number;
+  /** Required by a threshold with no minScore in a fused mode. */
+  evidence?: Evidence;
+}
+
+const isFused = (mode: QueryMode) => mode !== 'dense' && mode !== 'sparse';
+
+function passingEither(evidence: Evidence): Set<string> {
+  return new Set([
+    ...evidence.dense.filter((c) => c.score >= DEFAULT_SCORE_THRESHOLD.dense).map((c) => c.id),
+    ...evidence.sparse.filter((c) => c.score >= DEFAULT_SCORE_THRESHOLD.sparse).map((c) => c.id),
+  ]);
+}
 
 /** MMR reranks a pool larger than the answer; more than this costs latency for little diversity. */
 export const MAX_MMR_POOL = 100;
@@ -68,7 +83,13 @@ export function candidatePoolSize(strategy: Strategy, topK: number): number {
  * the index gave them, also after MMR (whose order is its selection order).
  * Throws RangeError on a bad topK, λ or threshold, or a candidate without a finite score.
  */
-export function applyStrategy(candidates: readonly Candidate[], strategy: Strategy, topK: number, mode: QueryMode): Candidate[] {
+export function applyStrategy(
+  candidates: readonly Candidate[],
+  strategy: Strategy,
+  topK: number,
+  mode: QueryMode,
+  fused: FusedContext = {},
+): Candidate[] {
   checkTopK(topK);
   for (const candidate of candidates) {
     if (!Number.isFinite(candidate.score)) throw new RangeError(`Candidate ${candidate.id} has no finite score`);
@@ -77,12 +98,17 @@ export function applyStrategy(candidates: readonly Candidate[], strategy: Strate
     case 'similarity':
       return byScore(candidates).slice(0, topK);
     case 'threshold': {
-      const minScore = strategy.minScore ?? DEFAULT_SCORE_THRESHOLD[mode];
+      if (strategy.minScore === null && isFused(mode)) {
+        if (!fused.evidence) throw new RangeError(`A ${mode} query's default threshold needs its dense and sparse lists`);
+        const passing = passingEither(fused.evidence);
+        return byScore(candidates.filter((candidate) => passing.has(candidate.id))).slice(0, topK);
+      }
+      const minScore = strategy.minScore ?? DEFAULT_SCORE_THRESHOLD[mode as 'dense' | 'sparse'];
       if (!Number.isFinite(minScore)) throw new RangeError(`Score threshold must be a finite number, got ${minScore}`);
       return byScore(candidates.filter((candidate) => candidate.score >= minScore)).slice(0, topK);
     }
     case 'mmr':
-      return maximalMarginalRelevance(candidates, strategy.lambda, topK);
+      return maximalMarginalRelevance(candidates, strategy.lambda, topK, denseWeightOf(mode, fused));
   }
 }
 
@@ -105,7 +131,12 @@ function byScore(candidates: readonly Candidate[]): Candidate[] {
  * score min–max scaled over the pool, so λ weighs like against like whatever the query mode;
  * similarity is cosine, in [−1, 1].
  */
-function maximalMarginalRelevance(candidates: readonly Candidate[], lambda: number, topK: number): Candidate[] {
+function maximalMarginalRelevance(
+  candidates: readonly Candidate[],
+  lambda: number,
+  topK: number,
+  denseWeight: number,
+): Candidate[] {
   if (!Number.isFinite(lambda) || lambda < 0 || lambda > 1)
     throw new RangeError(`MMR lambda must be between 0 and 1, got ${lambda}`);
   const pool = byScore(candidates);
@@ -113,7 +144,7 @@ function maximalMarginalRelevance(candidates: readonly Candidate[], lambda: numb
   const best = Math.max(...scores);
   const worst = Math.min(...scores);
   const relevance = pool.map((candidate) => (best === worst ? 1 : (candidate.score - worst) / (best - worst)));
-  const similarity = similarityMeasure(pool);
+  const similarity = similarityMeasure(pool, denseWeight);
 
   const maxSimilarity = pool.map(() => Number.NEGATIVE_INFINITY);
   const taken = new Set<number>();
@@ -140,21 +171,34 @@ function maximalMarginalRelevance(candidates: readonly Candidate[], lambda: numb
   return selected;
 }
 
+function denseWeightOf(mode: QueryMode, fused: FusedContext): number {
+  if (mode === 'dense') return 1;
+  if (mode === 'sparse') return 0;
+  return fused.denseWeight ?? 0.5;
+}
+
 /**
  * Cosine between two pool members, on one representation for the whole pool so that all
- * similarities are on one scale: the dense vectors when every candidate has one, else the
- * sparse (BM25) vectors when every candidate has one, else the term counts of
- * `metadata.text`. A candidate with no text then counts as unlike every other.
+ * similarities are on one scale. With both vectors on every candidate and a fused query, it is
+ * the cosine of the two unit vectors set side by side, scaled by the fusion's weights:
+ * w · dense cosine + (1 − w) · sparse cosine, so a passage that says the same in other words and one
+ * that repeats the same words both count as redundant. Otherwise the dense vectors when every candidate
+ * has one (and the query used them), else the sparse (BM25) vectors when every candidate has one, else
+ * the term counts of `metadata.text`. A candidate with no text then counts as unlike every other.
  */
-function similarityMeasure(pool: readonly Candidate[]): (i: number, j: number) => number {
+function similarityMeasure(pool: readonly Candidate[], denseWeight: number): (i: number, j: number) => number {
   const dense = pool.map((candidate) => candidate.vector);
-  if (dense.every((vector) => vector !== undefined && vector.length > 0)) {
-    return (i, j) => denseCosine(dense[i] as number[], dense[j] as number[]);
+  const hasDense = denseWeight > 0 && dense.every((vector) => vector !== undefined && vector.length > 0);
+  const hasSparse = pool.every((candidate) => candidate.sparseVector !== undefined);
+  const sparse = hasSparse ? pool.map((candidate) => toSparseTerms(candidate.sparseVector as SparseVector)) : [];
+  const denseSimilarity = (i: number, j: number) => denseCosine(dense[i] as number[], dense[j] as number[]);
+  const sparseSimilarity = (i: number, j: number) =>
+    sparseCosine(sparse[i] as (typeof sparse)[number], sparse[j] as (typeof sparse)[number]);
+  if (hasDense && hasSparse && denseWeight < 1) {
+    return (i, j) => denseWeight * denseSimilarity(i, j) + (1 - denseWeight) * sparseSimilarity(i, j);
   }
-  if (pool.every((candidate) => candidate.sparseVector !== undefined)) {
-    const sparse = pool.map((candidate) => toSparseTerms(candidate.sparseVector as SparseVector));
-    return (i, j) => sparseCosine(sparse[i] as (typeof sparse)[number], sparse[j] as (typeof sparse)[number]);
-  }
+  if (hasDense) return denseSimilarity;
+  if (hasSparse) return sparseSimilarity;
   const terms = pool.map((candidate) =>
     termCounts(typeof candidate.metadata.text === 'string' ? tokenize(candidate.metadata.text) : []),
   );

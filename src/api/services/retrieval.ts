@@ -11,6 +11,7 @@ import {
   type Candidate,
   candidatePoolSize,
   DEFAULT_MMR_LAMBDA,
+  type Evidence,
   type QueryMode,
   type Strategy,
 } from './retrieval-strategies.ts';
@@ -72,31 +73,40 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
   // Without an embedding model there is nothing to fuse, or to search densely.
   const dense = models.embed !== null && fusion.kind !== 'sparse';
 
-  /** The candidates for a query, from one list, both fused by Upstash, or both fused here. */
+  /**
+   * The candidates for a query, from one list, both fused by Upstash, or both fused here. `evidence`
+   * also asks for each list alone (in parallel), which a fused query's default threshold is taken on.
+   */
   async function candidates(
     namespace: string,
     query: { vector?: number[]; sparse: SparseVector },
     pool: number,
-    includeVectors: boolean,
-  ): Promise<{ found: Candidate[]; mode: QueryMode }> {
-    const base = { sparseVector: query.sparse, topK: pool, includeVectors };
+    options: { includeVectors: boolean; evidence: boolean },
+  ): Promise<{ found: Candidate[]; mode: QueryMode; evidence?: Evidence }> {
+    const base = { sparseVector: query.sparse, topK: pool, includeVectors: options.includeVectors };
     if (!query.vector) return { found: await vectors.query(namespace, base), mode: 'sparse' };
     const withVector = { ...base, vector: query.vector };
-    switch (fusion.kind) {
-      case 'dense':
-        return { found: await vectors.query(namespace, { ...withVector, mode: 'dense' }), mode: 'dense' };
-      case 'convex': {
-        const [denseList, sparseList] = await Promise.all([
-          vectors.query(namespace, { ...withVector, mode: 'dense' }),
-          vectors.query(namespace, { ...withVector, mode: 'sparse' }),
-        ]);
-        return { found: convexFuse(denseList, sparseList, fusion.alpha, pool), mode: 'convex' };
-      }
-      case 'dbsf':
-        return { found: await vectors.query(namespace, { ...withVector, fusion: 'DBSF' }), mode: 'dbsf' };
-      default:
-        return { found: await vectors.query(namespace, withVector), mode: 'hybrid' };
+    if (fusion.kind === 'dense') {
+      return { found: await vectors.query(namespace, { ...withVector, mode: 'dense' }), mode: 'dense' };
     }
+    const single = () =>
+      Promise.all([
+        vectors.query(namespace, { ...withVector, mode: 'dense' }),
+        vectors.query(namespace, { ...withVector, mode: 'sparse' }),
+      ]).then(([dense, sparse]) => ({ dense, sparse }));
+    if (fusion.kind === 'convex') {
+      const lists = await single();
+      return { found: convexFuse(lists.dense, lists.sparse, fusion.alpha, pool), mode: 'convex', evidence: lists };
+    }
+    const fused =
+      fusion.kind === 'dbsf'
+        ? { mode: 'dbsf' as const, request: { ...withVector, fusion: 'DBSF' as const } }
+        : { mode: 'hybrid' as const, request: withVector };
+    const [found, evidence] = await Promise.all([
+      vectors.query(namespace, fused.request),
+      options.evidence ? single() : undefined,
+    ]);
+    return { found, mode: fused.mode, evidence };
   }
 
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
@@ -123,13 +133,14 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
     const embeddingMs = performance.now() - embeddingStarted;
 
     const retrievalStarted = performance.now();
-    const { found, mode } = await candidates(
+    const { found, mode, evidence } = await candidates(
       namespace,
       { vector, sparse: query.sparse },
       candidatePoolSize(plan, input.topK),
-      plan.kind === 'mmr',
+      { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
     );
-    const chosen = applyStrategy(found, plan, input.topK, mode);
+    const denseWeight = fusion.kind === 'convex' ? fusion.alpha : undefined;
+    const chosen = applyStrategy(found, plan, input.topK, mode, { denseWeight, evidence });
     const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
     const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
     const retrievalMs = performance.now() - retrievalStarted;
