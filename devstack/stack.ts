@@ -34,6 +34,8 @@ export interface DevstackOptions {
   embeddingModel?: string;
   /** An embedding model outside the devstack makes vectors of this size: the index is made for them. */
   externalEmbeddingDimension?: number;
+  /** A vector index made for another model is moved aside and a new one begun (`npm run reindex`). */
+  newVectorIndex?: boolean;
   /** Fetch the embedding model from the hub once, when it is not in the cache (needs internet). */
   allowModelDownload?: boolean;
   log?: (line: string) => void;
@@ -113,6 +115,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   const vector = await createVectorServer({
     token: secrets.vectorToken,
     dataDir: join(dataDir, 'vector'),
+    setAsideMismatch: options.newVectorIndex,
     indexType: models.embeddings || options.externalEmbeddingDimension ? 'HYBRID' : 'SPARSE',
     dimension: options.externalEmbeddingDimension ?? models.embeddings?.dimension,
     log,

@@ -47,23 +47,33 @@ export class VectorPersistence {
     this.manifest = manifest;
   }
 
-  /** Opens dataDir, refusing one written for an index of another shape. */
-  static async open(dir: string, shape: IndexShape): Promise<VectorPersistence> {
+  /**
+   * Opens dataDir, refusing one written for an index of another shape, or, with `setAside`, moving
+   * it to `<dir>.<TYPE>-<dimension>` and beginning empty (what `npm run reindex` does).
+   */
+  static async open(dir: string, shape: IndexShape, setAside = false): Promise<VectorPersistence> {
     await mkdir(dir, { recursive: true });
     const path = join(dir, manifestName);
     let manifest: Manifest = { format: 1, shape, generation: 0, namespaces: {} };
     if (existsSync(path)) {
-      manifest = await unreadable(dir, async () => JSON.parse(await readFile(path, 'utf8')) as Manifest);
-      const saved = manifest.shape;
+      const found = await unreadable(dir, async () => JSON.parse(await readFile(path, 'utf8')) as Manifest);
+      const saved = found.shape;
       if (
-        saved.indexType !== shape.indexType ||
-        saved.dimension !== shape.dimension ||
-        saved.similarityFunction !== shape.similarityFunction
+        saved.indexType === shape.indexType &&
+        saved.dimension === shape.dimension &&
+        saved.similarityFunction === shape.similarityFunction
       ) {
+        manifest = found;
+      } else if (setAside) {
+        const aside = `${dir}.${saved.indexType}-${saved.dimension}-${Date.now()}`;
+        await rename(dir, aside);
+        await mkdir(dir, { recursive: true });
+      } else {
         throw new Error(
           `${dir} holds a ${saved.indexType} index (dimension ${saved.dimension}, ${saved.similarityFunction}), ` +
-            `not the configured ${shape.indexType} index (dimension ${shape.dimension}, ${shape.similarityFunction}). ` +
-            'Start with the same settings, or delete that directory to begin empty.',
+            `not the configured ${shape.indexType} index (dimension ${shape.dimension}, ${shape.similarityFunction}): ` +
+            'the embedding model changed. Run `npm run reindex` to re-embed every document from its stored chunks ' +
+            'into a new index (the old one is kept beside it), or start with the settings it was made with.',
         );
       }
     }

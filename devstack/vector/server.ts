@@ -14,6 +14,8 @@ export interface VectorOptions {
   readonlyToken?: string;
   /** Persistence directory; memory only when absent. */
   dataDir?: string;
+  /** A dataDir made for another index shape is moved aside rather than refused (`npm run reindex`). */
+  setAsideMismatch?: boolean;
   /** Index shape, like an Upstash index's fixed configuration. */
   indexType: 'DENSE' | 'SPARSE' | 'HYBRID';
   /** Required for DENSE and HYBRID. */
@@ -47,7 +49,9 @@ export const defaultHnsw: HnswSettings = { connectivity: 16, expansionAdd: 64, e
 export async function createVectorServer(options: VectorOptions): Promise<VectorServer> {
   const shape = resolveShape(options);
   const log = options.log ?? (() => {});
-  const persistence = options.dataDir ? await VectorPersistence.open(options.dataDir, shape) : undefined;
+  const persistence = options.dataDir
+    ? await VectorPersistence.open(options.dataDir, shape, options.setAsideMismatch)
+    : undefined;
   const delayMs = options.saveDelayMs ?? 1000;
   const state = new VectorState(
     shape,

@@ -45,3 +45,39 @@ export function locationOf(metadata: Record<string, unknown>): PassageLocation {
     heading: headings.length > 0 ? headings.join(HEADING_SEPARATOR) : null,
   };
 }
+
+/** A stored chunk (document_chunks) as much as indexing it needs. */
+export interface IndexableChunk {
+  chunk_index: number;
+  chunk_type: 'text' | 'image_description';
+  text: string | null;
+  metadata: Record<string, unknown>;
+  image_path: string | null;
+}
+
+/** The metadata a chunk's vector carries, from its stored row. */
+export function vectorMetadata(documentId: string, name: string, row: IndexableChunk): VectorMetadata {
+  const { sheet, headings } = row.metadata;
+  // A chunk that runs across pages is cited by the page it starts on.
+  const page = typeof row.metadata.page === 'number' ? row.metadata.page : (row.metadata.pages as number[] | undefined)?.[0];
+  return {
+    document_id: documentId,
+    source: name,
+    chunk_index: row.chunk_index,
+    chunk_type: row.chunk_type,
+    text: row.text as string,
+    ...(row.image_path ? { image_path: row.image_path } : {}),
+    ...(typeof page === 'number' && page > 0 ? { page } : {}),
+    ...(typeof sheet === 'string' && sheet ? { sheet } : {}),
+    ...(Array.isArray(headings) && headings.length > 0 ? { headings: headings as string[] } : {}),
+  };
+}
+
+/**
+ * What is embedded and encoded for a chunk: its heading path, then its text, since a passage often
+ * leaves its subject to the heading above it. What is shown stays the text alone.
+ */
+export function indexedText(row: IndexableChunk): string {
+  const headings = Array.isArray(row.metadata.headings) ? (row.metadata.headings as string[]) : [];
+  return [...headings, row.text as string].join('\n');
+}

@@ -3,7 +3,7 @@ import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
 import { encodeDocument } from '#core/retrieval/sparse.ts';
-import type { VectorMetadata } from '#core/retrieval/vector-metadata.ts';
+import { indexedText, type VectorMetadata, vectorMetadata } from '#core/retrieval/vector-metadata.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 
@@ -76,28 +76,6 @@ export async function embedBatch(
     return;
   }
   await finishIfComplete(deps, job);
-}
-
-function vectorMetadata(documentId: string, name: string, row: ChunkRow): VectorMetadata {
-  const { sheet, headings } = row.metadata;
-  // A chunk that runs across pages is cited by the page it starts on.
-  const page = typeof row.metadata.page === 'number' ? row.metadata.page : (row.metadata.pages as number[] | undefined)?.[0];
-  return {
-    document_id: documentId,
-    source: name,
-    chunk_index: row.chunk_index,
-    chunk_type: row.chunk_type,
-    text: row.text as string,
-    ...(row.image_path ? { image_path: row.image_path } : {}),
-    ...(typeof page === 'number' && page > 0 ? { page } : {}),
-    ...(typeof sheet === 'string' && sheet ? { sheet } : {}),
-    ...(Array.isArray(headings) && headings.length > 0 ? { headings: headings as string[] } : {}),
-  };
-}
-
-function indexedText(row: ChunkRow): string {
-  const headings = Array.isArray(row.metadata.headings) ? (row.metadata.headings as string[]) : [];
-  return [...headings, row.text as string].join('\n');
 }
 
 function imageFailure(row: ChunkRow): string {
