@@ -23,7 +23,8 @@
  * --direct-db  the workers connect to the database itself, not through the devstack's fault proxy
  * --trace-upstreams  the API worker's Storage, QStash and Vector calls through the timing proxy too, and
  *                    each upload phase's calls listed (costs the bench process CPU)
- * --roots    checkouts to run, label=path, comma-separated: each round runs every one, in alternating order
+ * --roots    checkouts to run, label=path, comma-separated: each round runs every one, in alternating order;
+ *            label=path@model gives that run its own --embedding-model (sparse=.@off,hybrid=.@DIR compares the two)
  * --profile  write a CPU profile of the devstack's main thread per phase there, and print its top functions
  * --json     print the results as JSON on stdout (the progress and tables go to stderr)
  */
@@ -56,11 +57,12 @@ const flags = readFlags({
 
 const log = (line = '') => (flags.json ? console.error(line) : console.log(line));
 
-function parseRoots(value: string): { label: string; root: string }[] {
+function parseRoots(value: string): { label: string; root: string; embeddingModel?: string }[] {
   return value.split(',').map((entry) => {
-    const [label, path] = entry.includes('=') ? (entry.split('=', 2) as [string, string]) : [entry, entry];
+    const [label, target] = entry.includes('=') ? (entry.split('=', 2) as [string, string]) : [entry, entry];
+    const [path, embeddingModel] = target.split('@', 2) as [string, string | undefined];
     if (!label || !path) fail(`--roots: label=path, got "${entry}"`);
-    return { label, root: resolve(path) };
+    return { label, root: resolve(path), embeddingModel };
   });
 }
 
@@ -84,7 +86,7 @@ async function main() {
   for (let round = 1; round <= flags.rounds; round++) {
     // Alternating order, so that neither checkout always runs on a machine the other just warmed.
     const order = round % 2 === 1 ? roots : [...roots].reverse();
-    for (const { label, root } of order) {
+    for (const { label, root, embeddingModel } of order) {
       runs.push(
         await runOnce({
           label,
@@ -98,7 +100,7 @@ async function main() {
           queries: flags.queries,
           queryWarmUp: flags['query-warm-up'],
           databaseUrl: flags['database-url'],
-          embeddingModel: flags['embedding-model'],
+          embeddingModel: embeddingModel ?? flags['embedding-model'],
           tokenDelayMs: flags['token-delay'],
           directDatabase: flags['direct-db'],
           traceUpstreams: flags['trace-upstreams'],

@@ -3,13 +3,16 @@ import { fusionName, parseFusion } from '../src/api/services/fusion.ts';
 import { readFlags, someOf, text, whole } from './flags.ts';
 
 const BACKENDS = ['sparse', 'hybrid'] as const;
+const DATASETS = ['scifact', 'pubmedqa'] as const;
+const SHARED_DATA = new URL('../../shared/data/', import.meta.url).pathname;
 const STRATEGIES = ['similarity', 'mmr', 'threshold'] as const;
 export type Backend = (typeof BACKENDS)[number];
 export type Strategy = (typeof STRATEGIES)[number];
 
 export function readRetrievalFlags() {
   const flags = readFlags({
-    data: text(new URL('../../shared/data/scifact', import.meta.url).pathname),
+    dataset: someOf('scifact', DATASETS),
+    data: text(),
     'limit-docs': whole(undefined, 1),
     'limit-queries': whole(undefined, 1),
     backends: someOf('sparse,hybrid', BACKENDS),
@@ -25,8 +28,11 @@ export function readRetrievalFlags() {
     'latency-queries': whole('200'),
     out: text(),
   });
+  if (flags.dataset.length !== 1) throw new Error('--dataset: one of scifact, pubmedqa');
+  const dataset = flags.dataset[0] as (typeof DATASETS)[number];
   return {
-    data: flags.data,
+    dataset,
+    data: flags.data ?? (dataset === 'scifact' ? `${SHARED_DATA}scifact` : `${SHARED_DATA}pubmedqa/pqal_dev.json`),
     limitDocs: flags['limit-docs'],
     limitQueries: flags['limit-queries'],
     backends: flags.backends,

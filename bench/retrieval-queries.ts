@@ -20,6 +20,8 @@ export interface StrategyRun {
   queries: number;
   ndcg10: number;
   recall50: number;
+  /** Queries with a relevant document among the first 5 sources: what an answer (top_k 5) cites. */
+  hit5: number;
   /** Queries whose answer held no source. */
   empty: number;
   /** Sources whose name maps to no uploaded document. */
@@ -33,7 +35,7 @@ export interface StrategyRun {
   serverRetrievalMs: { p50: number; p99: number };
   serverEmbeddingMs: { p50: number; p99: number };
   wallMs: number;
-  perQuery: { id: string; ndcg10: number; recall50: number; ranked: string[] }[];
+  perQuery: { id: string; ndcg10: number; recall50: number; hit5: boolean; ranked: string[] }[];
 }
 
 type Query = Scifact['queries'][number];
@@ -82,7 +84,8 @@ export async function runQueries(
     const ranked = documentRanking(body.sources, docIdOf);
     docsReturned += ranked.length;
     const judged = data.qrels.get(query.id) as Map<string, number>;
-    results[index] = { id: query.id, ndcg10: ndcgAtK(ranked, judged, 10), recall50: recallAtK(ranked, judged, 50), ranked };
+    const hit5 = body.sources.slice(0, 5).some((s) => (judged.get(docIdOf(s.source)) ?? 0) > 0);
+    results[index] = { id: query.id, ndcg10: ndcgAtK(ranked, judged, 10), recall50: recallAtK(ranked, judged, 50), hit5, ranked };
   });
   // Latency without queueing behind the bench's own requests: the same searches, one at a time.
   const sequential: number[] = [];
@@ -96,6 +99,7 @@ export async function runQueries(
     queries: results.length,
     ndcg10: mean(results.map((r) => r.ndcg10)),
     recall50: mean(results.map((r) => r.recall50)),
+    hit5: results.filter((r) => r.hit5).length / results.length,
     empty,
     unknownSources,
     meanDocs: docsReturned / results.length,

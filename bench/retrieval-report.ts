@@ -17,7 +17,7 @@ const latency = (figures: { p50: number; p99: number }) => `${figures.p50.toFixe
 
 export function reportPass(run: StrategyRun) {
   log(
-    `[${run.backend}/${run.fusion}/${run.strategy}] nDCG@10 ${score(run.ndcg10)}  recall@50 ${score(run.recall50)}  ` +
+    `[${run.backend}/${run.fusion}/${run.strategy}] nDCG@10 ${score(run.ndcg10)}  recall@50 ${score(run.recall50)}  hit@5 ${score(run.hit5)}  ` +
       `latency p50/p99 ${latency(run.latencyMs)}  ` +
       (run.sequentialLatencyMs ? `one at a time ${latency(run.sequentialLatencyMs)}  ` : '') +
       `(${(run.wallMs / 1000).toFixed(1)} s, ${run.empty} empty, ${run.unknownSources} unknown sources)`,
@@ -28,18 +28,18 @@ export function reportPass(run: StrategyRun) {
 export function reportTable(results: BackendRun[], unavailable: Record<string, string>, queryConcurrency: number) {
   log();
   log(
-    `| backend | fusion | strategy | nDCG@10 | recall@50 | p50 / p99, ${queryConcurrency} in flight | p50 / p99, one at a time | queries |`,
+    `| backend | fusion | strategy | nDCG@10 | recall@50 | hit@5 | p50 / p99, ${queryConcurrency} in flight | p50 / p99, one at a time | queries |`,
   );
-  log(`|---|---|---|---:|---:|---:|---:|---:|`);
+  log(`|---|---|---|---:|---:|---:|---:|---:|---:|`);
   for (const backend of results) {
     for (const run of backend.runs) {
       log(
-        `| ${run.backend} | ${run.fusion} | ${run.strategy} | ${score(run.ndcg10)} | ${score(run.recall50)} | ` +
+        `| ${run.backend} | ${run.fusion} | ${run.strategy} | ${score(run.ndcg10)} | ${score(run.recall50)} | ${score(run.hit5)} | ` +
           `${latency(run.latencyMs)} | ${run.sequentialLatencyMs ? latency(run.sequentialLatencyMs) : '—'} | ${run.queries} |`,
       );
     }
   }
-  for (const [backend, reason] of Object.entries(unavailable)) log(`| ${backend} | — | — | ${reason} | | | | |`);
+  for (const [backend, reason] of Object.entries(unavailable)) log(`| ${backend} | — | — | ${reason} | | | | | |`);
 }
 
 export function writeReport(path: string, report: Record<string, unknown>) {

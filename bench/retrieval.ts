@@ -15,18 +15,23 @@
  * --strategies   the collection's retrieval_strategy for each pass over the queries (PUT config between passes)
  * --limit-docs   quick runs: the documents judged relevant for the chosen queries, then others in corpus order
  * --limit-queries  quick runs: the first N training queries of qrels/train.tsv
+ * --dataset      scifact (default), or pubmedqa: its 500 labelled questions over their 500 abstracts, each
+ *                question's own abstract the one relevant document (hit@5: it is among an answer's 5 sources)
  */
 import { log } from './format.ts';
 import { load, loadFigures, machine } from './machine.ts';
 import { hasModel, runBackend, startStack } from './retrieval-backend.ts';
 import { readRetrievalFlags } from './retrieval-flags.ts';
 import { type BackendRun, reportTable, writeReport } from './retrieval-report.ts';
-import { loadScifact } from './scifact.ts';
+import { loadPubmedqa, loadScifact } from './scifact.ts';
 
 const settings = readRetrievalFlags();
 
 async function main() {
-  const data = loadScifact(settings.data, settings.limitDocs, settings.limitQueries);
+  const data =
+    settings.dataset === 'pubmedqa'
+      ? loadPubmedqa(settings.data, settings.limitQueries)
+      : loadScifact(settings.data, settings.limitDocs, settings.limitQueries);
   const { cores: nproc, cpu, memGiB, node } = machine();
   const facts = { nproc, cpu, memGiB: Number(memGiB.toFixed(1)), node, loadavgStart: loadFigures() };
   log(`machine: ${nproc} cores, ${cpu}, ${facts.memGiB} GiB, Node ${node}, load ${facts.loadavgStart}`);

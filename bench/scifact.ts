@@ -66,4 +66,23 @@ export function loadScifact(dir: string, limitDocs: number | undefined, limitQue
 const FILE_SUFFIX = '.txt';
 export const fileName = (doc: Doc) => `${doc.id}${FILE_SUFFIX}`;
 export const docIdOf = (source: string) => (source.endsWith(FILE_SUFFIX) ? source.slice(0, -FILE_SUFFIX.length) : source);
-export const fileText = (doc: Doc) => `${doc.title}\n\n${doc.text}\n`;
+export const fileText = (doc: Doc) => (doc.title ? `${doc.title}\n\n${doc.text}\n` : `${doc.text}\n`);
+
+/**
+ * PubMedQA's 500 labelled questions in the same shape: each question's own abstract (its contexts, as
+ * bench/query-stack.ts uploads them, without the conclusion) is the one relevant document. The corpus is
+ * those 500 abstracts.
+ */
+export function loadPubmedqa(file: string, limitQueries: number | undefined): Scifact {
+  const entries = Object.entries(
+    JSON.parse(readFileSync(file, 'utf8')) as Record<string, { QUESTION: string; CONTEXTS: string[] }>,
+  );
+  const docs = entries.map(([id, entry]): Doc => ({ id: `pubmedqa-${id}`, title: '', text: entry.CONTEXTS.join('\n\n') }));
+  const chosen = entries.slice(0, limitQueries);
+  return {
+    docs,
+    corpusSize: docs.length,
+    queries: chosen.map(([id, entry]) => ({ id, text: entry.QUESTION.replace(/\s+/gu, ' ').trim() })),
+    qrels: new Map(chosen.map(([id]) => [id, new Map([[`pubmedqa-${id}`, 1]])])),
+  };
+}

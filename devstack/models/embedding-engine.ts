@@ -29,7 +29,14 @@ export async function loadEmbeddingEngine(source: EmbeddingSource, cacheDir: str
   env.localModelPath = cacheDir;
   const options = { local_files_only: !source.download } as const;
   const tokenizer = await AutoTokenizer.from_pretrained(source.id, options);
-  const model = await AutoModel.from_pretrained(source.id, { ...options, dtype: source.dtype, device: 'cpu' });
+  const model = await AutoModel.from_pretrained(source.id, {
+    ...options,
+    dtype: source.dtype,
+    device: 'cpu',
+    // ONNX Runtime's worker threads spin between runs by default, holding cores that the workers and
+    // the database need while a document is ingested; asleep they give them back.
+    session_options: { extra: { session: { intra_op: { allow_spinning: '0' } } } },
+  });
 
   const declared = [
     source.maxTokens,
