@@ -55,3 +55,12 @@ export function parseAnswerPrompt(messages: readonly ChatMessage[]): ParsedAnswe
   close();
   return { question, passages };
 }
+
+/**
+ * The questions of the earlier turns a prompt carries (the user messages before the last one), most recent
+ * last. They may hold the prompt's own layout when a client sent one; only its question line is kept then.
+ */
+export function earlierQuestions(messages: readonly ChatMessage[]): string[] {
+  const users = messages.filter((m) => m.role === 'user');
+  return users.slice(0, -1).map((m) => parseAnswerPrompt([m]).question);
+}

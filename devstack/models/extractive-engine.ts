@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { NO_ANSWER } from '#core/contracts/answer-prompt-format.ts';
-import { type ParsedAnswerPrompt, parseAnswerPrompt } from './answer-prompt-parser.ts';
+import { earlierQuestions, type ParsedAnswerPrompt, parseAnswerPrompt } from './answer-prompt-parser.ts';
 import { truncateToTokens } from './chat-format.ts';
 import type { TextEngine } from './chat-handler.ts';
 import { sentences, terms } from './text-analysis.ts';
@@ -49,6 +49,13 @@ const QUESTION_WORDS: ReadonlySet<string> = new Set(
       'passage passages text say says said mention mentioned',
   ),
 );
+
+/**
+ * Weights of the terms of earlier questions, most recent first, as the API weighs them in its sparse query
+ * (src/api/services/conversation.ts): a follow-up such as "what were its side effects?" leans on the question
+ * before it, and a follow-up that names a new subject still leads.
+ */
+const EARLIER_QUESTION_WEIGHTS = [0.5, 0.25, 0.125];
 
 export interface ExtractedSentence {
   /** The passage it comes from, as cited. */
@@ -99,14 +106,35 @@ function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   return union === 0 ? 1 : shared / union;
 }
 
+/** The question's terms at weight 1, then those only earlier questions have, at their lower weights. */
+function termWeights(question: string, earlier: readonly string[]): Map<string, number> {
+  const weights = new Map<string, number>();
+  const add = (text: string, weight: number) => {
+    for (const term of terms(text)) if (!QUESTION_WORDS.has(term) && !weights.has(term)) weights.set(term, weight);
+  };
+  add(question, 1);
+  earlier
+    .slice(-EARLIER_QUESTION_WEIGHTS.length)
+    .toReversed()
+    .forEach((text, i) => add(text, EARLIER_QUESTION_WEIGHTS[i] as number));
+  return weights;
+}
+
 /**
  * The sentences that answer the question best, in passage order. Each passage sentence is a BM25 document scored
  * against the question's terms (IDF over all the passages' sentences), must match at least `minCoverage` of the
- * question's IDF mass, and gets a small boost by its passage's rank. Empty when nothing is relevant.
+ * question's IDF mass, and gets a small boost by its passage's rank. The terms of `earlier` questions of the
+ * conversation count too, at lower weights, so a follow-up is answered about what the conversation is about.
+ * Empty when nothing is relevant.
  */
-export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOptions = {}): ExtractedSentence[] {
+export function extractAnswer(
+  parsed: ParsedAnswerPrompt,
+  options: ExtractiveOptions = {},
+  earlier: readonly string[] = [],
+): ExtractedSentence[] {
   const { maxSentences, minCoverage, relativeFloor, rankBoost } = { ...DEFAULTS, ...options };
-  const questionTerms = [...new Set(terms(parsed.question))].filter((t) => !QUESTION_WORDS.has(t));
+  const weights = termWeights(parsed.question, earlier);
+  const questionTerms = [...weights.keys()];
   if (questionTerms.length === 0 || parsed.passages.length === 0) return [];
 
   const candidates: Candidate[] = parsed.passages.flatMap((passage, rank) =>
@@ -134,7 +162,8 @@ export function extractAnswer(parsed: ParsedAnswerPrompt, options: ExtractiveOpt
   const idf = new Map(
     questionTerms.map((t) => [
       t,
-      Math.log(1 + (n - (documentFrequency.get(t) ?? 0) + 0.5) / ((documentFrequency.get(t) ?? 0) + 0.5)),
+      (weights.get(t) as number) *
+        Math.log(1 + (n - (documentFrequency.get(t) ?? 0) + 0.5) / ((documentFrequency.get(t) ?? 0) + 0.5)),
     ]),
   );
   const totalIdf = [...idf.values()].reduce((sum, w) => sum + w, 0);
@@ -192,7 +221,7 @@ export function createExtractiveEngine(options: ExtractiveOptions = {}): TextEng
     throw new RangeError(`createExtractiveEngine: wordsPerChunk must be a positive integer, got ${settings.wordsPerChunk}`);
   }
   return async function* extractive(messages, { maxTokens, signal }) {
-    const full = composeAnswer(extractAnswer(parseAnswerPrompt(messages), settings));
+    const full = composeAnswer(extractAnswer(parseAnswerPrompt(messages), settings, earlierQuestions(messages)));
     const answer = maxTokens === undefined ? full : truncateToTokens(full, maxTokens).text;
     const words = answer.match(/\s*\S+/gu) ?? [];
     for (let i = 0; i < words.length; i += settings.wordsPerChunk) {

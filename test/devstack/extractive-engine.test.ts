@@ -184,6 +184,41 @@ describe('extractive answers', () => {
     expect(extract('Where was the concert recorded?', concert).map((s) => s.passage)).toEqual([1]);
   });
 
+  it('answers a follow-up about what the conversation is about', async () => {
+    const drugs: PromptPassage[] = [
+      {
+        source: 'aspirin.md',
+        text: 'Aspirin prevents clots after a heart attack. Side effects of aspirin include stomach bleeding.',
+      },
+      { source: 'metformin.md', text: 'Metformin lowers blood glucose. Side effects of metformin include nausea and diarrhoea.' },
+    ];
+    const followUp = buildAnswerPrompt('And what are its side effects?', drugs);
+    const engine = createExtractiveEngine({ maxSentences: 1 });
+    const answer = async (history: ChatMessage[]) =>
+      (
+        await collect(
+          engine([{ role: 'system', content: followUp.system }, ...history, { role: 'user', content: followUp.prompt }], {
+            signal: new AbortController().signal,
+          }),
+        )
+      ).join('');
+    // Alone, the question fits both drugs; the first passage wins on retrieval's order.
+    expect(await answer([])).toBe('Side effects of aspirin include stomach bleeding. [1]');
+    // After a question about metformin, the answer is about metformin.
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'How does metformin work in type 2 diabetes?' },
+      { role: 'assistant', content: 'Metformin lowers blood glucose. [2]' },
+    ];
+    expect(await answer(history)).toBe('Side effects of metformin include nausea and diarrhoea. [2]');
+    // A follow-up that names its own subject still leads over the earlier one.
+    const named = extractAnswer(
+      parseAnswerPrompt(asMessages(buildAnswerPrompt('What are the side effects of aspirin?', drugs))),
+      { maxSentences: 1 },
+      ['How does metformin work in type 2 diabetes?'],
+    );
+    expect(named.map((s) => s.passage)).toEqual([1]);
+  });
+
   it('stops streaming when the signal aborts and at maxTokens', async () => {
     const engine = createExtractiveEngine();
     const messages = asMessages(buildAnswerPrompt(samplingQuestion, linnSources));
