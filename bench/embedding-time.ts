@@ -33,7 +33,10 @@ const resolved = await resolveEmbeddingSource({
   allowDownload: false,
 });
 if ('unavailable' in resolved) fail(resolved.unavailable);
-const engine = await loadEmbeddingEngine((resolved as { source: Parameters<typeof loadEmbeddingEngine>[0] }).source, '.data/models');
+const engine = await loadEmbeddingEngine(
+  (resolved as { source: Parameters<typeof loadEmbeddingEngine>[0] }).source,
+  '.data/models',
+);
 
 const texts: string[][] = [];
 for (const file of pubmedCorpus(flags.documents).files) {
@@ -41,7 +44,13 @@ for (const file of pubmedCorpus(flags.documents).files) {
   const { chunks } = chunkDocument(parsed.blocks, { chunkSize: CHUNK_SIZE, maxChunks: 10_000 });
   texts.push(
     chunks.map((chunk) =>
-      indexedText({ chunk_index: chunk.index, chunk_type: 'text', text: chunk.text, metadata: { ...chunk.metadata }, image_path: null }),
+      indexedText({
+        chunk_index: chunk.index,
+        chunk_type: 'text',
+        text: chunk.text,
+        metadata: { ...chunk.metadata },
+        image_path: null,
+      }),
     ),
   );
 }
@@ -59,5 +68,7 @@ for (let round = 1; round <= flags.rounds; round++) {
   perDocument.push(ms / flags.documents);
   console.log(`round ${round}: ${(ms / 1000).toFixed(2)} s, ${(ms / flags.documents).toFixed(1)} ms a document`);
 }
-console.log(`median: ${median(perDocument).toFixed(1)} ms of embedding a document (${(1000 / median(perDocument)).toFixed(1)} docs/s)`);
+console.log(
+  `median: ${median(perDocument).toFixed(1)} ms of embedding a document (${(1000 / median(perDocument)).toFixed(1)} docs/s)`,
+);
 await engine.close();

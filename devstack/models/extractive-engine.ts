@@ -113,10 +113,9 @@ function termWeights(question: string, earlier: readonly string[]): Map<string, 
     for (const term of terms(text)) if (!QUESTION_WORDS.has(term) && !weights.has(term)) weights.set(term, weight);
   };
   add(question, 1);
-  earlier
-    .slice(-EARLIER_QUESTION_WEIGHTS.length)
-    .toReversed()
-    .forEach((text, i) => add(text, EARLIER_QUESTION_WEIGHTS[i] as number));
+  for (const [i, text] of earlier.slice(-EARLIER_QUESTION_WEIGHTS.length).toReversed().entries()) {
+    add(text, EARLIER_QUESTION_WEIGHTS[i] as number);
+  }
   return weights;
 }
 
