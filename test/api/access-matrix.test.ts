@@ -46,6 +46,7 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('delete collection', 'DELETE /collections/{collection}', ownerOnly),
   endpoint('get config', 'GET /collections/{collection}/config', adminOnly),
   endpoint('put config', 'PUT /collections/{collection}/config', adminOnly, { chunk_size: 500, retrieval_strategy: 'mmr' }),
+  endpoint('rechunk', 'POST /collections/{collection}/rechunk', adminOnly),
   endpoint('list documents', 'GET /collections/{collection}/documents', participants),
   endpoint('ingest url', 'POST /ingest/url', ingesters, { url: '{pages}/article.html', collection_id: '{collection}' }),
   endpoint('search', 'POST /query/search', participants, question),

@@ -3,7 +3,7 @@ import { encodeDocument } from '#core/retrieval/sparse.ts';
 import { api, skipRealPostgres } from '../support/client.ts';
 import { expectServiceError, faultCounts, residue, whileDown } from '../support/faults.ts';
 import { type Cast, castUsers } from '../support/fixtures.ts';
-import { chunkRows, clearFaults, documentOfJob, ingestFile, injectFault, vectorIndex } from '../support/ingest.ts';
+import { chunkRows, clearFaults, documentOfJob, ingestFile, injectFault, vectorIndex, waitForJob } from '../support/ingest.ts';
 import { askQuestion } from '../support/sse.ts';
 
 // Storage (Supabase Storage) down. The upload itself (502, nothing left) and an original that can
@@ -82,6 +82,24 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
     upstreamFailed(await api('POST', '/query/search', { token: cast.owner.token, body: question }));
     const streamed = await askQuestion(cast.owner.token, question);
     upstreamFailed({ status: streamed.status, body: streamed.json });
+  });
+
+  it('rechunk: a copy refused is 502 with nothing started; the next call starts it and the old cut goes', async () => {
+    const { collectionId, documentId } = await collectionWithDocument('rechunked');
+    const config = { chunk_size: 300, retrieval_strategy: 'similarity' };
+    expect((await api('PUT', `/collections/${collectionId}/config`, { token: cast.admin.token, body: config })).status).toBe(200);
+    const before = await residue(collectionId);
+    const path = `/collections/${collectionId}/rechunk`;
+    upstreamFailed(await whileDown('storage', () => api('POST', path, { token: cast.admin.token }), { match: '/object/copy' }));
+    expect(await residue(collectionId)).toEqual(before);
+
+    const started = await api('POST', path, { token: cast.admin.token });
+    expect(started.body.jobs).toEqual([expect.objectContaining({ document_id: documentId })]);
+    const job = await waitForJob(cast.admin.token, started.body.jobs[0].job_id);
+    expect(job.status).toBe('succeeded');
+    const after = await residue(collectionId);
+    expect(after).toMatchObject({ documents: 1, objects: before.objects, vectors: after.chunks });
+    expect(await chunkRows(documentId)).toEqual([]);
   });
 
   it('document delete: 502 with the vectors gone and the row and files kept; a second DELETE finishes', async () => {

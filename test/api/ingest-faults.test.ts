@@ -98,6 +98,36 @@ describe.skipIf(skipRealPostgres)('outages and redeliveries', () => {
     expect(doc?.chunk_count).toBe(chunks.filter((c) => c.chunk_type === 'text').length);
   }, 90_000);
 
+  it('a re-chunk whose new cut cannot be indexed leaves the document as it was', async () => {
+    const created = await api('POST', '/collections/', { token: cast.owner.token, body: { name: 'Rechunk fails' } });
+    const cid = created.body.id as string;
+    const job = await ingestFile(cast.owner.token, 'kept.txt', cid, 'Neap tides come at the quarter moons. '.repeat(40));
+    expect(job.status).toBe('succeeded');
+    const documentId = (await documentOfJob(job.job_id)) as string;
+    const chunksBefore = await chunkRows(documentId);
+    const vectorsBefore = (await vectorIndex().info()).namespaces[cid]?.vectorCount;
+    const config = { chunk_size: 300, retrieval_strategy: 'similarity' };
+    expect((await api('PUT', `/collections/${cid}/config`, { token: cast.admin.token, body: config })).status).toBe(200);
+
+    // Embeddings down for good: the new cut can never be indexed.
+    await injectFault('models', { status: 500, match: '/embeddings' });
+    const started = await api('POST', `/collections/${cid}/rechunk`, { token: cast.admin.token });
+    expect(started.body.jobs).toHaveLength(1);
+    const failed = await waitForJob(cast.admin.token, started.body.jobs[0].job_id, 90_000);
+    expect(failed.status).toBe('failed');
+    await clearFaults();
+
+    expect(await chunkRows(documentId)).toEqual(chunksBefore);
+    expect((await vectorIndex().info()).namespaces[cid]?.vectorCount).toBe(vectorsBefore);
+    const [left] = await db()<{ documents: number }[]>`
+      select count(*)::int as documents from documents where collection_id = ${cid}`;
+    expect(left?.documents).toBe(1);
+    // The document is still at the old size, so the next call tries again.
+    const retried = await api('POST', `/collections/${cid}/rechunk`, { token: cast.admin.token });
+    expect(retried.body.jobs).toEqual([expect.objectContaining({ document_id: documentId })]);
+    expect((await waitForJob(cast.admin.token, retried.body.jobs[0].job_id)).status).toBe('succeeded');
+  }, 120_000);
+
   it('a duplicated delivery neither duplicates nor loses chunks or vectors', async () => {
     const job = await ingestFile(cast.owner.token, 'docx-tables.docx', collectionId);
     expect(job.status).toBe('succeeded');

@@ -11,6 +11,7 @@ import {
 } from '../schemas/collections.ts';
 import { CollectionParams, json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
+import { RechunkSchema } from '../schemas/ingest.ts';
 import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Collections');
@@ -41,10 +42,22 @@ const getConfig = route.get('/collections/{id}/config', 'Read the retrieval conf
 });
 
 const putConfig = route.put('/collections/{id}/config', 'Replace the retrieval config (admin only)', {
-  description: 'Both fields are required. A new `chunk_size` applies to documents ingested afterwards.',
+  description:
+    'Both fields are required. A new `chunk_size` applies to documents ingested afterwards; `POST /collections/{id}/rechunk` cuts the earlier ones again.',
   request: { params, body: jsonBody(RetrievalConfigSchema) },
   responses: { 200: json(RetrievalConfigSchema, 'The stored config') },
   errors: collectionErrors,
+});
+
+const rechunk = route.post('/collections/{id}/rechunk', 'Re-chunk documents at the current chunk_size (admin only)', {
+  description: `For each document cut at another \`chunk_size\` than the collection's current one, ingests its stored original
+again as a new document, with a job the caller polls at \`GET /ingest/jobs/{job_id}\`. The old document stays searchable
+until the new one is indexed (succeeded or partial), then is deleted with its vectors and files; if the job fails, the old
+document stays as it was. While a job runs, the collection's document list shows both. Documents still being ingested or
+re-chunked are skipped, so a second call starts only what the first did not. Not counted against the daily chunk quota.`,
+  request: { params },
+  responses: { 200: json(RechunkSchema, 'The jobs started') },
+  errors: [...collectionErrors, 502, 503],
 });
 
 const documents = route.get('/collections/{id}/documents', 'List documents (owner or member)', {
@@ -78,6 +91,9 @@ export function registerCollectionRoutes(app: App) {
     const config = await c.var.services.collections.putConfig(c.var.caller, c.req.valid('param').id, c.req.valid('json'));
     return c.json(config, 200);
   });
+  app.openapi(rechunk, async (c) =>
+    c.json({ jobs: await c.var.services.ingest.rechunk(c.var.caller, c.req.valid('param').id) }, 200),
+  );
   app.openapi(documents, async (c) => c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id), 200));
   app.openapi(removeDocument, async (c) => {
     const { id, document_id } = c.req.valid('param');

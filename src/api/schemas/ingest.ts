@@ -27,6 +27,20 @@ export const UrlIngestSchema = z
 
 export const JobCreatedSchema = z.object({ job_id: Id }).openapi('JobCreated');
 
+export const RechunkSchema = z
+  .object({
+    jobs: z
+      .array(
+        z.object({
+          job_id: Id,
+          document_id: Id.openapi({ description: 'The document being replaced' }),
+          source: z.string().openapi({ description: 'File name or URL' }),
+        }),
+      )
+      .openapi({ description: 'One job per document re-chunked now; empty when every document is already at the current size' }),
+  })
+  .openapi('Rechunk');
+
 export const JobSchema = z
   .object({
     job_id: Id,

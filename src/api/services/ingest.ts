@@ -62,7 +62,7 @@ export function createIngestService(deps: IngestDeps) {
   }
 
   /** Rows, then the message; if the message cannot be queued, the rows go again. */
-  async function enqueue(caller: Caller, doc: NewDocument): Promise<string> {
+  async function enqueue(caller: Caller, doc: NewDocument, replaces?: string): Promise<string> {
     const { queue, workerUrl } = requireQueue();
     const jobId = crypto.randomUUID();
     await jobs.insertWithDocument(doc, {
@@ -70,6 +70,7 @@ export function createIngestService(deps: IngestDeps) {
       user_id: caller.id,
       collection_id: doc.collection_id,
       source: doc.source_url ?? doc.name,
+      ...(replaces ? { replaces_document_id: replaces } : {}),
     });
     try {
       await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' })]);
@@ -167,6 +168,37 @@ export function createIngestService(deps: IngestDeps) {
         storage_path: null,
         chunk_size: chunkSize,
       });
+    },
+
+    /**
+     * Re-chunks the collection's documents cut at another chunk size than its current one: each stored
+     * original is copied and ingested again as a new document, whose job the caller can watch. The old
+     * document stays searchable until the new one is indexed, then goes (the ingest worker's finish step);
+     * if the new one fails, the old one stays as it was. Documents with work in progress are left for a
+     * later call, so calling again starts only what is not started. Not counted against the daily quota:
+     * it makes nothing new. Admin only, as the config that sets `chunk_size` is.
+     */
+    async rechunk(caller: Caller, collectionId: string): Promise<{ job_id: string; document_id: string; source: string }[]> {
+      const { queue } = requireQueue();
+      const collection = await access.requireAdmin(caller, collectionId);
+      const chunkSize = Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size);
+      await queue.ready();
+      const started = [];
+      for (const doc of await documents.listToRechunk(collection.id, chunkSize)) {
+        const id = crypto.randomUUID();
+        const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), id);
+        const key = `${folder}/original.${doc.doc_type}`;
+        await store.copy(doc.storage_path as string, key);
+        try {
+          const { chunk_count: _count, ...fields } = doc;
+          const jobId = await enqueue(caller, { ...fields, id, storage_path: key, chunk_size: chunkSize }, doc.id);
+          started.push({ job_id: jobId, document_id: doc.id, source: doc.source_url ?? doc.name });
+        } catch (error) {
+          await store.removeFolder(folder).catch(() => {});
+          throw error;
+        }
+      }
+      return started;
     },
 
     async getJob(caller: Caller, jobId: string): Promise<JobRow> {

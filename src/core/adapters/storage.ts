@@ -13,6 +13,8 @@ export type ObjectBody = Uint8Array | ReadableStream<Uint8Array>;
 export interface ObjectStore {
   put(key: string, body: ObjectBody, contentType: string): Promise<void>;
   get(key: string): Promise<Uint8Array>;
+  /** Within the bucket, without reading the bytes through the worker. */
+  copy(from: string, to: string): Promise<void>;
   /** Removes every object under the prefix (a "folder"), however many there are. */
   removeFolder(prefix: string): Promise<number>;
   remove(keys: string[]): Promise<void>;
@@ -53,6 +55,13 @@ export function createObjectStore(settings: StorageSettings): ObjectStore {
         .upload(key, body, { contentType, upsert: true })
         .catch((cause: unknown) => ({ error: cause }));
       if (error) fail(`upload ${key}`, error);
+    },
+
+    async copy(from, to) {
+      const { error } = await bucket()
+        .copy(from, to)
+        .catch((cause: unknown) => ({ error: cause }));
+      if (error) fail(`copy ${from}`, error);
     },
 
     // A plain authenticated GET read once into an ArrayBuffer: supabase-js's download goes

@@ -20,20 +20,21 @@ export interface DocumentRow {
   created_at: string;
 }
 
-export type NewDocument = Pick<
-  DocumentRow,
-  | 'id'
-  | 'collection_id'
-  | 'user_id'
-  | 'name'
-  | 'source_kind'
-  | 'source_url'
-  | 'content_type'
-  | 'doc_type'
-  | 'size_bytes'
-  | 'storage_path'
-  | 'chunk_size'
->;
+export type NewDocument = Partial<Pick<DocumentRow, 'created_at'>> &
+  Pick<
+    DocumentRow,
+    | 'id'
+    | 'collection_id'
+    | 'user_id'
+    | 'name'
+    | 'source_kind'
+    | 'source_url'
+    | 'content_type'
+    | 'doc_type'
+    | 'size_bytes'
+    | 'storage_path'
+    | 'chunk_size'
+  >;
 
 export function createDocumentRepo(sql: Sql) {
   return {
@@ -65,6 +66,20 @@ export function createDocumentRepo(sql: Sql) {
       const [row] = await sql<DocumentRow[]>`
         select * from documents where id = ${id} and collection_id is null and user_id = ${userId}`;
       return row;
+    },
+
+    /**
+     * The collection's documents cut at another chunk size that have a stored original and nothing in
+     * progress: neither their own ingestion nor a re-chunk of them.
+     */
+    listToRechunk(collectionId: string, chunkSize: number): Promise<DocumentRow[]> {
+      return sql<DocumentRow[]>`
+        select d.* from documents d
+         where d.collection_id = ${collectionId} and d.chunk_size <> ${chunkSize} and d.storage_path is not null
+           and not exists (select 1 from ingest_jobs j
+                            where (j.document_id = d.id or j.replaces_document_id = d.id)
+                              and j.status in ('queued', 'processing'))
+         order by d.created_at, d.id`;
     },
 
     async vectorIds(documentId: string): Promise<string[]> {

@@ -12,6 +12,8 @@ export interface PipelineJob {
   extract_cursor: number;
   /** Every page has been extracted: the job may finish once no chunk is pending. */
   extracted: boolean;
+  /** A re-chunk: the document this job's one replaces once it is indexed. */
+  replaces_document_id: string | null;
   document: DocumentRow | null;
 }
 
@@ -75,7 +77,7 @@ export function createPipelineDb(sql: Sql) {
     /** The job and its document, in one round trip: every step starts here. */
     async job(id: string): Promise<PipelineJob | undefined> {
       const [job] = await sql<(Omit<PipelineJob, 'document'> & { document: DocumentRow | null })[]>`
-        select j.id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted,
+        select j.id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted, j.replaces_document_id,
                case when d.id is null then null else to_jsonb(d) end as document
           from ingest_jobs j left join documents d on d.id = j.document_id
          where j.id = ${id}`;

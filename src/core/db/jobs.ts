@@ -30,12 +30,13 @@ export function createJobRepo(sql: Sql) {
      */
     async insertWithDocument(
       doc: NewDocument,
-      job: { id: string; user_id: string; collection_id: string | null; source: string },
+      job: { id: string; user_id: string; collection_id: string | null; source: string; replaces_document_id?: string },
     ): Promise<void> {
       await sql`
         with document as (insert into documents ${sql(doc)} returning id)
-        insert into ingest_jobs (id, user_id, collection_id, document_id, source)
-        values (${job.id}, ${job.user_id}, ${job.collection_id}, (select id from document), ${job.source})`;
+        insert into ingest_jobs (id, user_id, collection_id, document_id, source, replaces_document_id)
+        values (${job.id}, ${job.user_id}, ${job.collection_id}, (select id from document), ${job.source},
+                ${job.replaces_document_id ?? null})`;
     },
 
     /** Only the creator sees a job; to anyone else it does not exist. */

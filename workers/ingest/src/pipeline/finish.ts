@@ -26,8 +26,22 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
     );
     return;
   }
+  // A re-chunk's new document is indexed: the one it replaces goes first, so that a failure here is retried
+  // with the job still open, and both are never left searchable.
+  if (job.replaces_document_id) {
+    await removeDocument(deps, { ...job.document, id: job.replaces_document_id });
+  }
   if (problems.length > 0) await deps.db.finish(job.id, 'partial', storableMessage(`Partly ingested: ${problems.join('; ')}`));
   else await deps.db.finish(job.id, 'succeeded', null);
+}
+
+/** A document's vectors, files and rows; each part may already be gone. */
+async function removeDocument(deps: PipelineDeps, doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>) {
+  const namespace = namespaceFor(doc.collection_id, doc.user_id);
+  const ids = await deps.db.vectorIds(doc.id);
+  if (ids.length > 0) await deps.vectors.delete(namespace, ids);
+  await deps.store.removeFolder(documentFolder(namespace, doc.id));
+  await deps.db.deleteDocument(doc.id);
 }
 
 /**
@@ -38,11 +52,7 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
 export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRow | null, message: string) {
   if (doc) {
     try {
-      const namespace = namespaceFor(doc.collection_id, doc.user_id);
-      const ids = await deps.db.vectorIds(doc.id);
-      if (ids.length > 0) await deps.vectors.delete(namespace, ids);
-      await deps.store.removeFolder(documentFolder(namespace, doc.id));
-      await deps.db.deleteDocument(doc.id);
+      await removeDocument(deps, doc);
     } catch (error) {
       console.error(`job ${jobId}: clean-up of document ${doc.id} failed; the row stays for a later delete:`, error);
     }
