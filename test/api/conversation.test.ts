@@ -9,7 +9,7 @@ import { askQuestion } from '../support/sse.ts';
 // conversations whose follow-ups name nothing of it ("What did they find?", "And what
 // about tumor biomarkers?"). A follow-up hits when its abstract is among its five sources.
 const abstracts = pubmedAbstracts();
-// 40 conversations (60 follow-ups) keep the run short; bench/conversation.ts measures all 60.
+// 40 conversations of two or three turns: 60 follow-ups.
 const conversations = conversationsOf(abstracts).slice(0, 40);
 const fileOf = (id: string) => `pubmed-${id}.txt`;
 
