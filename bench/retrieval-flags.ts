@@ -40,7 +40,7 @@ export function readRetrievalFlags() {
     /** On the hybrid stack: each RETRIEVAL_FUSION to query the one ingested index with. */
     fusions: (flags.fusions as string).split(',').map((value) => {
       const fusion = parseFusion(value);
-      if (!fusion) throw new Error(`--fusions: ${value} is not rrf, dbsf, dense, sparse or convex:<0–1>`);
+      if (!fusion) throw new Error(`--fusions: ${value} is not rrf, dbsf, dense, sparse, convex:<0–1> or dbsf:<0–1>`);
       return fusionName(fusion);
     }),
     chunkSize: flags['chunk-size'],

@@ -5,7 +5,7 @@ import type { Caller } from '../auth/caller.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
 import { searchQuery, type Turn } from './conversation.ts';
 import type { ServiceDeps } from './deps.ts';
-import { convexFuse, type Fusion } from './fusion.ts';
+import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
 import {
   applyStrategy,
   type Candidate,
@@ -94,9 +94,10 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
         vectors.query(namespace, { ...withVector, mode: 'dense' }),
         vectors.query(namespace, { ...withVector, mode: 'sparse' }),
       ]).then(([dense, sparse]) => ({ dense, sparse }));
-    if (fusion.kind === 'convex') {
+    if (fusion.kind === 'convex' || (fusion.kind === 'dbsf' && fusion.alpha !== undefined)) {
       const lists = await single();
-      return { found: convexFuse(lists.dense, lists.sparse, fusion.alpha, pool), mode: 'convex', evidence: lists };
+      const fuse = fusion.kind === 'convex' ? convexFuse : distributionFuse;
+      return { found: fuse(lists.dense, lists.sparse, fusion.alpha as number, pool), mode: 'convex', evidence: lists };
     }
     const fused =
       fusion.kind === 'dbsf'
@@ -139,7 +140,7 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
       candidatePoolSize(plan, input.topK),
       { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
     );
-    const denseWeight = fusion.kind === 'convex' ? fusion.alpha : undefined;
+    const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
     const chosen = applyStrategy(found, plan, input.topK, mode, { denseWeight, evidence });
     const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
     const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
