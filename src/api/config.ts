@@ -16,7 +16,11 @@ export const ConfigSchema = z.object({
     .default('dbsf')
     .transform((value, ctx) => {
       const fusion = parseFusion(value);
-      if (!fusion) ctx.addIssue({ code: 'custom', message: 'RETRIEVAL_FUSION must be rrf, dbsf, dense, sparse, convex:<0–1> or dbsf:<0–1>' });
+      if (!fusion)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'RETRIEVAL_FUSION must be rrf, dbsf, dense, sparse, convex:<0–1> or dbsf:<0–1>',
+        });
       return fusion ?? z.NEVER;
     }),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
