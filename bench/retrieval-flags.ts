@@ -1,6 +1,6 @@
 /** The command line of bench/retrieval.ts (its header describes the flags). */
 import { fusionName, parseFusion } from '../src/api/services/fusion.ts';
-import { readFlags, someOf, text, whole } from './flags.ts';
+import { oneOf, readFlags, someOf, text, whole } from './flags.ts';
 
 const BACKENDS = ['sparse', 'hybrid'] as const;
 const DATASETS = ['scifact', 'pubmedqa'] as const;
@@ -12,6 +12,7 @@ export type Strategy = (typeof STRATEGIES)[number];
 export function readRetrievalFlags() {
   const flags = readFlags({
     dataset: someOf('scifact', DATASETS),
+    format: oneOf('txt', ['txt', 'md']),
     data: text(),
     'limit-docs': whole(undefined, 1),
     'limit-queries': whole(undefined, 1),
@@ -32,6 +33,8 @@ export function readRetrievalFlags() {
   const dataset = flags.dataset[0] as (typeof DATASETS)[number];
   return {
     dataset,
+    /** How each abstract is uploaded: text with the title as its first line, or Markdown with it as a heading. */
+    format: flags.format as 'txt' | 'md',
     data: flags.data ?? (dataset === 'scifact' ? `${SHARED_DATA}scifact` : `${SHARED_DATA}pubmedqa/pqal_dev.json`),
     limitDocs: flags['limit-docs'],
     limitQueries: flags['limit-queries'],

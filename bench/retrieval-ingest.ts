@@ -36,13 +36,13 @@ async function ingestCorpus(user: User, collectionId: string, docs: readonly Doc
   let failure: { error: unknown } | undefined;
 
   const upload = async (doc: Doc): Promise<string> => {
-    const bytes = encoder.encode(fileText(doc));
+    const bytes = encoder.encode(fileText(doc, settings.format));
     for (let attempt = 0; ; attempt++) {
       const response = await user.call(`/ingest/?collection_id=${collectionId}`, {
         method: 'POST',
         form: () => {
           const form = new FormData();
-          form.append('file', new Blob([bytes], { type: 'text/plain' }), fileName(doc));
+          form.append('file', new Blob([bytes], { type: 'text/plain' }), fileName(doc, settings.format));
           return form;
         },
       });
@@ -50,7 +50,7 @@ async function ingestCorpus(user: User, collectionId: string, docs: readonly Doc
       if (response.ok && body.job_id) return body.job_id;
       // A stack this busy can answer 5xx now and then; anything else is a real refusal.
       if (response.status < 500 || attempt >= 3) {
-        throw new Error(`upload of ${fileName(doc)} failed: ${response.status} ${JSON.stringify(body)}`);
+        throw new Error(`upload of ${fileName(doc, settings.format)} failed: ${response.status} ${JSON.stringify(body)}`);
       }
       uploadRetries++;
       await sleep(500 * 2 ** attempt);

@@ -15,6 +15,7 @@
  * --strategies   the collection's retrieval_strategy for each pass over the queries (PUT config between passes)
  * --limit-docs   quick runs: the documents judged relevant for the chosen queries, then others in corpus order
  * --limit-queries  quick runs: the first N training queries of qrels/train.tsv
+ * --format       txt (default): the title as the first line; md: as a `#` heading, carried with every chunk
  * --dataset      scifact (default), or pubmedqa: its 500 labelled questions over their 500 abstracts, each
  *                question's own abstract the one relevant document (hit@5: it is among an answer's 5 sources)
  */

@@ -62,11 +62,16 @@ export function loadScifact(dir: string, limitDocs: number | undefined, limitQue
   return { docs, corpusSize: corpus.length, queries: queryIds.map((id) => ({ id, text: queryText.get(id) as string })), qrels };
 }
 
-// One abstract per file: the title as its first line, then the abstract; the file name carries the corpus id.
-const FILE_SUFFIX = '.txt';
-export const fileName = (doc: Doc) => `${doc.id}${FILE_SUFFIX}`;
-export const docIdOf = (source: string) => (source.endsWith(FILE_SUFFIX) ? source.slice(0, -FILE_SUFFIX.length) : source);
-export const fileText = (doc: Doc) => (doc.title ? `${doc.title}\n\n${doc.text}\n` : `${doc.text}\n`);
+// One abstract per file, named by its corpus id. As text: the title as its first line, then the abstract. As
+// Markdown: the title as a `#` heading, which the chunker carries as the heading path of every chunk of the
+// abstract, so a chunk after the first still says what it is about (indexed dense and sparse).
+export type FileFormat = 'txt' | 'md';
+export const fileName = (doc: Doc, format: FileFormat = 'txt') => `${doc.id}.${format}`;
+export const docIdOf = (source: string) => source.replace(/\.(txt|md)$/u, '');
+export function fileText(doc: Doc, format: FileFormat = 'txt'): string {
+  if (!doc.title) return `${doc.text}\n`;
+  return format === 'md' ? `# ${doc.title}\n\n${doc.text}\n` : `${doc.title}\n\n${doc.text}\n`;
+}
 
 /**
  * PubMedQA's 500 labelled questions in the same shape: each question's own abstract (its contexts, as
