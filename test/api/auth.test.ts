@@ -29,6 +29,7 @@ describe('public routes', () => {
         'DELETE /collections/{id}',
         'GET /collections/{id}/config',
         'PUT /collections/{id}/config',
+        'POST /collections/{id}/rechunk',
         'GET /collections/{id}/documents',
         'DELETE /collections/{id}/documents/{document_id}',
         'POST /ingest',
