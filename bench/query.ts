@@ -4,7 +4,7 @@
  * overhead. See docs/benchmarks.md, "Query latency".
  *
  *   npx tsx bench/query.ts [--delays 10,0] [--concurrency 1,32] [--requests 200,640] [--documents 64] [--top-k 5]
- *                          [--database pglite|postgres] [--out FILE]
+ *                          [--database pglite|postgres] [--profile DIR] [--out FILE]
  *
  * --delays       DEVSTACK_TOKEN_DELAY_MS values to run, a fresh stack each (the model's pause between words)
  * --concurrency  clients asking at once, each level after a warm-up of max(10, 2 × c) requests
@@ -13,18 +13,24 @@
  * --database     pglite (the devstack's default, one session for every connection) or postgres: a fresh
  *                database on the PostgreSQL server at TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  *                dropped afterwards
+ * --profile      profile the API worker's isolate through its inspector during each measured level, write the
+ *                .cpuprofile there, and report its CPU per request (bench/query-cpu.ts) and where it went
  * --out          write every figure and every request's timings as JSON
  *
  * The model's requests go through a timing proxy (bench/timing-proxies.ts), and so do the API worker's
  * Postgres connections, so each request's model time is measured, not estimated.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { fail, oneOf, readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
+import { inspectorPort, workerProfiler } from './load-inspector.ts';
+import { formatProfile, type Profile, readProfile } from './load-profile.ts';
 import { createCollection, ingestAll, signUp } from './ingest-e2e.ts';
 import { load, machine } from './machine.ts';
 import { run } from './query-client.ts';
+import { busyMs, busyPerWindow } from './query-cpu.ts';
 import { cpuWindow, dbBusyShare, httpFloor, measure } from './query-measure.ts';
 import { type LevelResult, perRequestRow, report, summarize } from './query-report.ts';
 import { pubmedCorpus, startQueryStack } from './query-stack.ts';
@@ -36,6 +42,7 @@ const flags = readFlags({
   documents: whole('64'),
   'top-k': whole('5', 1, 50),
   database: oneOf('pglite', ['pglite', 'postgres']),
+  profile: text(),
   out: text(),
 });
 const { delays, concurrency: levels, requests: requestCounts, documents, 'top-k': topK, database } = flags;
@@ -77,13 +84,23 @@ async function main() {
         const healthFloor = await httpFloor(stack.bench.apiUrl, 50);
         const before = loadavg();
         const cpu = cpuWindow(stack.bench.apiWranglerPid);
+        const profiler = flags.profile ? await apiProfiler(stack.bench.apiWranglerPid) : null;
+        await profiler?.start();
         const windowStart = performance.now();
         const { samples, wallMs } = await run(asking, corpus.questions, concurrency, total);
+        const windowEnd = performance.now();
         const extra = {
           healthFloor,
           cpu: cpu(samples.length),
-          dbBusyShare: dbBusyShare(stack.db, windowStart, performance.now()),
+          dbBusyShare: dbBusyShare(stack.db, windowStart, windowEnd),
         };
+        if (profiler) {
+          // The last request's exchange is still being recorded after its `done`.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          const file = join(flags.profile as string, `query-${delay}ms-c${concurrency}.cpuprofile`);
+          await profiler.stop(file);
+          reportIsolateCpu(file, samples, windowEnd + 500, concurrency);
+        }
         const after = loadavg();
         const measured = measure(samples, stack.model.calls, stack.db, concurrency);
         const result = summarize(
@@ -106,6 +123,33 @@ async function main() {
     const facts = { cpus, model, memGiB, node };
     writeFileSync(flags.out, `${JSON.stringify({ machine: facts, database, topK, documents, results, perRequest }, null, 2)}\n`);
   }
+}
+
+async function apiProfiler(apiWranglerPid: number) {
+  mkdirSync(flags.profile as string, { recursive: true });
+  const port = inspectorPort(apiWranglerPid);
+  if (!port) throw new Error('--profile: the API worker has no inspector port');
+  return workerProfiler(port);
+}
+
+/** The isolate's CPU per request: the mean, and at concurrency 1 each request's (its start to the next one's). */
+function reportIsolateCpu(file: string, samples: { start: number }[], end: number, concurrency: number) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  log(`   API worker isolate CPU (profiled): ${(busyMs(profile) / samples.length).toFixed(1)} ms a request, mean`);
+  if (concurrency === 1) {
+    const each = busyPerWindow(
+      profile,
+      samples.map((s) => s.start).sort((a, b) => a - b),
+      end,
+    );
+    if (!each) log('   (the profile\'s clock does not match this process\'s: no per-request figure)');
+    else {
+      const sorted = [...each].sort((a, b) => a - b);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+      log(`   API worker isolate CPU a request, p50 / p99: ${at(0.5).toFixed(1)} / ${at(0.99).toFixed(1)} ms`);
+    }
+  }
+  log(formatProfile(`API worker isolate (${file})`, readProfile(file), 20));
 }
 
 await main();

@@ -2,6 +2,7 @@ import { Client } from '@upstash/qstash';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signDelivery } from '../../devstack/qstash/signature.ts';
 import { api, db, skipRealPostgres, stack } from '../support/client.ts';
+import { faultCounts } from '../support/faults.ts';
 import { type Cast, castWithCollection } from '../support/fixtures.ts';
 import {
   chunkRows,
@@ -223,6 +224,8 @@ describe.skipIf(skipRealPostgres)('a generation failure after the stream began',
     expect(events.map((e) => e.event)).toEqual(['metadata', 'error']);
     expect(events[0]?.data.sources.length).toBeGreaterThan(0);
     expect(events[1]?.data).toEqual({ message: 'Generation failed' });
+    // A 500 may pass: the call was retried once before the stream gave up.
+    expect((await faultCounts()).models?.failed).toBeGreaterThanOrEqual(2);
     // The failed exchange is still recorded, with what was produced: nothing.
     const recorded = async () =>
       db()<

@@ -1,5 +1,4 @@
 import { z } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
 import type { App } from '../context.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
@@ -59,16 +58,23 @@ export function registerQueryRoutes(app: App) {
     c.var.background(
       answer.recorded.catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
     );
-    return streamSSE(c, async (stream) => {
-      stream.onAbort(() => gone.abort());
-      // A write to a client that has left never settles in workerd, so none waits past the abort.
-      const left = new Promise<void>((resolve) => gone.signal.addEventListener('abort', () => resolve()));
-      for await (const event of answer) {
-        if (event.type === 'error') console.error(`[${c.var.requestId}] generation failed:`, event.cause);
-        if (gone.signal.aborted) continue;
-        await Promise.race([stream.writeSSE(toSse(event)).catch(() => gone.abort()), left]);
-      }
+    // The body pulls one event at a time, so generation follows the client's pace, and a client
+    // that leaves cancels the stream, which stops generation. A plain ReadableStream rather than
+    // hono's streamSSE: that pipes every token through one more stream and a writer.
+    const events = answer[Symbol.asyncIterator]();
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await events.next();
+        if (next.done) return controller.close();
+        if (next.value.type === 'error') console.error(`[${c.var.requestId}] generation failed:`, next.value.cause);
+        controller.enqueue(sseFrame(next.value));
+      },
+      async cancel() {
+        gone.abort();
+        await events.return?.(undefined);
+      },
     });
+    return c.body(stream, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   });
 
   app.openapi(search, async (c) => {
@@ -92,6 +98,14 @@ function retrievalJson({
     embedding_latency_ms: embeddingLatencyMs,
     retrieval_latency_ms: retrievalLatencyMs,
   };
+}
+
+const encoder = new TextEncoder();
+
+function sseFrame(event: AnswerEvent): Uint8Array {
+  const { data } = toSse(event);
+  // JSON.stringify leaves no line breaks in `data`, so each event is one `data:` line.
+  return encoder.encode(`event: ${event.type}\ndata: ${data}\n\n`);
 }
 
 function toSse(event: AnswerEvent): { event: AnswerEvent['type']; data: string } {

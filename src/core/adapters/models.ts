@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { embedMany, generateText, type LanguageModel, streamText } from 'ai';
+import { APICallError, embedMany, generateText, type LanguageModel } from 'ai';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
 /** An OpenAI-compatible endpoint: unset baseUrl means OpenAI itself. */
@@ -52,6 +52,23 @@ const DESCRIBE_PROMPT =
   'Describe this image from a document for a search index. Transcribe all legible text exactly, ' +
   'then summarise any chart, table or diagram in a few sentences. Answer with the description only.';
 
+type ChatPrompt = Parameters<ReturnType<ReturnType<typeof createOpenAI>['chat']>['doStream']>[0]['prompt'];
+
+/**
+ * One retry for a call the provider says may succeed later (429, 5xx), as the AI SDK's own calls
+ * make: after its Retry-After when it gives one of at most 10 s, else 2 s. Null: do not retry.
+ */
+function retryDelayMs(error: unknown): number | null {
+  if (!APICallError.isInstance(error) || !error.isRetryable) return null;
+  const headers = error.responseHeaders ?? {};
+  const asked = headers['retry-after-ms']
+    ? Number(headers['retry-after-ms'])
+    : headers['retry-after']
+      ? Number(headers['retry-after']) * 1000
+      : Number.NaN;
+  return asked >= 0 && asked <= 10_000 ? asked : 2000;
+}
+
 const hostOf = (baseUrl?: string) => (baseUrl ? new URL(baseUrl).host : 'api.openai.com');
 
 export function createModels(settings: ModelSettings): Models {
@@ -82,23 +99,37 @@ export function createModels(settings: ModelSettings): Models {
 
     async *streamAnswer(request) {
       if (!chat) throw new UpstreamError('models', 'no chat model is configured');
-      let failure: unknown;
-      const result = streamText({
-        model: providerFor(chat).chat(chat.model),
-        system: request.system,
-        messages: [...(request.history ?? []), { role: 'user' as const, content: request.prompt }],
-        abortSignal: request.abortSignal,
-        maxRetries: 1,
-        onError: ({ error }) => {
-          failure = error;
-        },
-      });
-      for await (const part of result.fullStream) {
-        if (part.type === 'text-delta' && part.text) yield part.text;
-        else if (part.type === 'error')
-          throw new UpstreamError('models', `generate: ${describeCause(part.error)}`, { cause: part.error });
+      const model = providerFor(chat).chat(chat.model);
+      const prompt: ChatPrompt = [
+        { role: 'system', content: request.system },
+        ...(request.history ?? []).map((turn) => ({ role: turn.role, content: [{ type: 'text' as const, text: turn.content }] })),
+        { role: 'user', content: [{ type: 'text', text: request.prompt }] },
+      ];
+      // The model's own stream, not streamText's: streamText relays every delta through about eight
+      // more streams (tools, steps, output, a tee), and a profile of POST /query/ put that relay at
+      // most of the API worker's CPU per answer (docs/benchmarks.md, "The ask path's own CPU").
+      const call = async () => model.doStream({ prompt, abortSignal: request.abortSignal });
+      const { stream } = await call()
+        .catch(async (error: unknown) => {
+          const wait = retryDelayMs(error);
+          if (wait === null || request.abortSignal?.aborted) throw error;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          return call();
+        })
+        .catch((error: unknown) => {
+          throw new UpstreamError('models', `generate: ${describeCause(error)}`, { cause: error });
+        });
+      const reader = stream.getReader();
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) {
+          const part = next.value;
+          if (part.type === 'text-delta' && part.delta) yield part.delta;
+          else if (part.type === 'error')
+            throw new UpstreamError('models', `generate: ${describeCause(part.error)}`, { cause: part.error });
+        }
+      } finally {
+        await reader.cancel().catch(() => {});
       }
-      if (failure) throw new UpstreamError('models', `generate: ${describeCause(failure)}`, { cause: failure });
     },
 
     embed: embedding
