@@ -21,13 +21,13 @@
  * Postgres connections, so each request's model time is measured, not estimated.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { fail, oneOf, readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
+import { createCollection, ingestAll, signUp } from './ingest-e2e.ts';
 import { inspectorPort, workerProfiler } from './load-inspector.ts';
 import { formatProfile, type Profile, readProfile } from './load-profile.ts';
-import { createCollection, ingestAll, signUp } from './ingest-e2e.ts';
 import { load, machine } from './machine.ts';
 import { run } from './query-client.ts';
 import { busyMs, busyPerWindow } from './query-cpu.ts';
@@ -142,7 +142,7 @@ function reportIsolateCpu(file: string, samples: { start: number }[], end: numbe
       samples.map((s) => s.start).sort((a, b) => a - b),
       end,
     );
-    if (!each) log('   (the profile\'s clock does not match this process\'s: no per-request figure)');
+    if (!each) log("   (the profile's clock does not match this process's: no per-request figure)");
     else {
       const sorted = [...each].sort((a, b) => a - b);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
