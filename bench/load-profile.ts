@@ -83,6 +83,15 @@ function bundleModules(source: string): (line: number) => string | undefined {
   };
 }
 
+/**
+ * What one sample stands for: the usual gap between samples taken back to back. workerd samples only
+ * while the isolate runs, so a long gap before a sample is mostly idle (a paced model's next word).
+ */
+export function sampleTick(profile: Profile): number {
+  const close = profile.timeDeltas.filter((delta) => delta > 0 && delta < 1000).sort((a, b) => a - b);
+  return close[close.length >> 1] ?? 250;
+}
+
 export function summarizeProfile(profile: Profile, top = 25, bundle?: string): ProfileSummary {
   const moduleAt = bundle ? bundleModules(bundle) : undefined;
   // Frames of the bundle get their module's path as their URL.
@@ -95,13 +104,10 @@ export function summarizeProfile(profile: Profile, top = 25, bundle?: string): P
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  // workerd samples only while the isolate runs, so a long gap between samples is idle time: each
-  // sample counts for at most twice the usual interval.
-  const sorted = [...profile.timeDeltas].sort((a, b) => a - b);
-  const cap = 2 * (sorted[sorted.length >> 1] ?? 0);
+  const tick = sampleTick(profile);
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => {
-    self.set(id, (self.get(id) ?? 0) + Math.min(profile.timeDeltas[i] ?? 0, cap));
+    self.set(id, (self.get(id) ?? 0) + Math.min(profile.timeDeltas[i] ?? 0, tick));
   });
   const ownerOf = (id: number): string => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {

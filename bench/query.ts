@@ -29,8 +29,8 @@ import { createCollection, ingestAll, signUp } from './ingest-e2e.ts';
 import { inspectorPort, workerProfiler } from './load-inspector.ts';
 import { formatProfile, type Profile, readProfile } from './load-profile.ts';
 import { load, machine } from './machine.ts';
-import { run } from './query-client.ts';
-import { busyMs, busyPerWindow } from './query-cpu.ts';
+import { run, type Sample } from './query-client.ts';
+import { busyMs, type RequestCpu, requestCpu } from './query-cpu.ts';
 import { cpuWindow, dbBusyShare, httpFloor, measure } from './query-measure.ts';
 import { type LevelResult, perRequestRow, report, summarize } from './query-report.ts';
 import { pubmedCorpus, startQueryStack } from './query-stack.ts';
@@ -132,22 +132,23 @@ async function apiProfiler(apiWranglerPid: number) {
   return workerProfiler(port);
 }
 
-/** The isolate's CPU per request: the mean, and at concurrency 1 each request's (its start to the next one's). */
-function reportIsolateCpu(file: string, samples: { start: number }[], end: number, concurrency: number) {
+/** The isolate's CPU per request: the mean, and at concurrency 1 each request's, whole and by phase. */
+function reportIsolateCpu(file: string, samples: Sample[], end: number, concurrency: number) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   log(`   API worker isolate CPU (profiled): ${(busyMs(profile) / samples.length).toFixed(1)} ms a request, mean`);
-  if (concurrency === 1) {
-    const each = busyPerWindow(
-      profile,
-      samples.map((s) => s.start).sort((a, b) => a - b),
-      end,
-    );
-    if (!each) log("   (the profile's clock does not match this process's: no per-request figure)");
-    else {
-      const sorted = [...each].sort((a, b) => a - b);
+  const each = concurrency === 1 ? requestCpu(profile, samples, end) : null;
+  if (concurrency === 1 && !each) log("   (the profile's clock does not match this process's: no per-request figure)");
+  if (each) {
+    const quantiles = (pick: (r: RequestCpu) => number) => {
+      const sorted = each.map(pick).sort((a, b) => a - b);
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-      log(`   API worker isolate CPU a request, p50 / p99: ${at(0.5).toFixed(1)} / ${at(0.99).toFixed(1)} ms`);
-    }
+      return `${at(0.5).toFixed(1)} / ${at(0.99).toFixed(1)}`;
+    };
+    log(`   API worker isolate CPU a request, p50 / p99 (ms): ${quantiles((r) => r.total)}`);
+    log(
+      `     before metadata ${quantiles((r) => r.beforeMetadata)}; metadata → done ${quantiles((r) => r.streaming)}; ` +
+        `after done ${quantiles((r) => r.afterDone)}`,
+    );
   }
   log(formatProfile(`API worker isolate (${file})`, readProfile(file), 20));
 }
