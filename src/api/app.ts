@@ -5,6 +5,7 @@ import { isDatabaseUnreachable } from '#core/db/client.ts';
 import type { App, AppEnv } from './context.ts';
 import { toHttpError, validationFailed } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
+import { crossOrigin } from './middleware/cross-origin.ts';
 import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
@@ -21,6 +22,10 @@ export const API_DESCRIPTION = `Retrieval-augmented question answering over your
 Every API route takes \`Authorization: Bearer <access token>\`: an ES256 JWT from the identity provider
 (Supabase Auth), audience \`authenticated\`. Errors have one shape, \`{detail, code, request_id}\`; for 422
 \`detail\` is a list of \`{loc, msg, type}\`. Every response carries \`X-Request-Id\`.
+
+Browsers on other origins may call the API only when the deployment's \`CORS_ORIGINS\` lists them: the
+preflight is answered without a token (204 for a listed origin, 403 otherwise), and responses expose
+\`X-Request-Id\` and \`Retry-After\`.
 
 Paths accept a trailing slash or not: \`/collections\` and \`/collections/\` are the same route.
 A collection that does not exist is 404; one that exists but is not yours to use is 403.
@@ -42,6 +47,7 @@ export function createApp(): App {
   });
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', crossOrigin);
   app.onError((error, c) => {
     const failure = toHttpError(error);
     if (failure.code === 'internal_error' || error instanceof UpstreamError || isDatabaseUnreachable(error)) {

@@ -25,6 +25,23 @@ export const ConfigSchema = z.object({
     }),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
   SCORING_WORKER_URL: optionalUrl,
+  /**
+   * Origins (scheme://host[:port]) whose pages may call the API from a browser, comma-separated.
+   * Empty: only the app's own origin, which needs no CORS.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const origins = value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      const bad = origins.filter((entry) => !URL.canParse(entry) || new URL(entry).origin !== entry);
+      if (bad.length > 0)
+        ctx.addIssue({ code: 'custom', message: `CORS_ORIGINS: not an origin (scheme://host[:port]): ${bad.join(', ')}` });
+      return origins;
+    }),
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
   AUTH_ISSUER: optionalUrl,
   AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
