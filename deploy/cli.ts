@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildWebAssets } from '../web/build.ts';
 import { parseEnvFile, problemsOf, settingsFor, unknownSettings, withHyperdriveId } from './settings.ts';
 import { WORKERS } from './workers.ts';
 
@@ -50,6 +51,7 @@ if (flags.check) {
   process.exit(0);
 }
 
+buildWebAssets();
 const scratch = mkdtempSync(join(tmpdir(), 'rag-deploy-'));
 const urls: string[] = [];
 try {

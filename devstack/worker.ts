@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { buildWebAssets } from '../web/build.ts';
 import { freePort } from './ports.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -30,6 +31,8 @@ export interface RunningWorker {
 
 /** Runs a worker under `wrangler dev` (workerd), exactly as in development. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  // The API worker's config names a static assets directory, which must exist before wrangler starts.
+  buildWebAssets();
   const host = options.host ?? '127.0.0.1';
   const args = [
     'dev',

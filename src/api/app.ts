@@ -9,7 +9,6 @@ import { crossOrigin } from './middleware/cross-origin.ts';
 import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
-import { registerDocsRoutes } from './routes/docs.ts';
 import { registerEvalRoutes } from './routes/evals.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerQueryRoutes } from './routes/query.ts';
@@ -82,6 +81,5 @@ export function createApp(): App {
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ bearerAuth: [] }],
   }));
-  registerDocsRoutes(app);
   return app;
 }

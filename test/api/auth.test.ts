@@ -7,9 +7,18 @@ import { api, makeAdmin, mintToken, signUp, stack } from '../support/client.ts';
 describe('public routes', () => {
   it('serves health, the OpenAPI description and the docs page without a token', async () => {
     expect(await api('GET', '/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    // Static assets, served before the worker: /docs goes to /docs/, whose page loads Swagger UI from beside it.
     const docs = await fetch(`${stack.apiUrl}/docs`);
     expect(docs.status).toBe(200);
-    expect(await docs.text()).toContain('/docs/assets/swagger-ui-bundle.js');
+    expect(docs.url).toBe(`${stack.apiUrl}/docs/`);
+    expect(await docs.text()).toContain('<script src="/docs/swagger-ui-bundle.js">');
+    const script = await fetch(`${stack.apiUrl}/docs/swagger-ui-bundle.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect((await script.text()).length).toBeGreaterThan(500_000);
+    // A path with no file still reaches the worker: API clients get its JSON 404.
+    const missing = await api('GET', '/docs/nothing-here.js');
+    expect(missing).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 
   it('describes every endpoint in OpenAPI 3.1, with the bearer scheme and error responses', async () => {

@@ -19,7 +19,9 @@ const allowedCors = cors({
 
 export const crossOrigin = createMiddleware<AppEnv>(async (c, next) => {
   const origin = c.req.header('Origin');
-  if (c.req.method === 'OPTIONS' && origin && !loadConfig(c.env).CORS_ORIGINS.includes(origin)) {
+  // Programs send no Origin: nothing to do, and /health stays up on a misconfigured deployment.
+  if (!origin) return next();
+  if (c.req.method === 'OPTIONS' && !loadConfig(c.env).CORS_ORIGINS.includes(origin)) {
     throw forbidden('This origin may not call the API from a browser: it is not in CORS_ORIGINS');
   }
   return allowedCors(c, next);
