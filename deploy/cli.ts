@@ -51,7 +51,7 @@ if (flags.check) {
   process.exit(0);
 }
 
-buildWebAssets();
+await buildWebAssets();
 const scratch = mkdtempSync(join(tmpdir(), 'rag-deploy-'));
 const urls: string[] = [];
 try {

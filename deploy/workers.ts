@@ -32,7 +32,7 @@ export const WORKERS: DeployedWorker[] = [
 ];
 
 /** Bindings come from wrangler.toml, not from settings. */
-const BINDINGS = new Set(['HYPERDRIVE']);
+const BINDINGS = new Set(['HYPERDRIVE', 'ASSETS']);
 
 /** The settings a worker reads, by name. */
 export const settingNames = (worker: DeployedWorker) => Object.keys(worker.schema.shape).filter((name) => !BINDINGS.has(name));

@@ -150,6 +150,7 @@ function apiWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl?: string):
     ...(scoringUrl ? { SCORING_WORKER_URL: scoringUrl } : {}),
     AUTH_JWKS_URL: stack.jwksUrl,
     AUTH_ISSUER: stack.issuer,
+    SUPABASE_ANON_KEY: stack.keys.anonKey,
     CHAT_MODEL: stack.textModel,
   };
 }

@@ -32,7 +32,7 @@ export interface RunningWorker {
 /** Runs a worker under `wrangler dev` (workerd), exactly as in development. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   // The API worker's config names a static assets directory, which must exist before wrangler starts.
-  buildWebAssets();
+  await buildWebAssets();
   const host = options.host ?? '127.0.0.1';
   const args = [
     'dev',

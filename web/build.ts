@@ -1,46 +1,67 @@
 /**
- * Builds the API worker's static assets (wrangler.toml `[assets]`, web/dist): the /docs page with
- * Swagger UI's files from swagger-ui-dist, so the reference needs no CDN and stays out of the
- * worker's bundle. `npm run dev`, the tests and `npm run deploy` run it before wrangler starts.
+ * Builds the API worker's static assets (wrangler.toml `[assets]`) into web/dist: the web app (Vite,
+ * web/vite.config.ts), and the /docs page with Swagger UI's files from swagger-ui-dist, so that
+ * neither needs a CDN nor sits in the worker's bundle. Every wrangler start (`npm run dev`, the
+ * tests, the benches) and `npm run deploy` runs it; it does nothing when its inputs have not changed.
  *
  *   npx tsx web/build.ts
  */
-import { copyFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { build } from 'vite';
 
 const root = new URL('..', import.meta.url).pathname;
-export const WEB_DIST = join(root, 'web/dist');
+const web = join(root, 'web');
+export const WEB_DIST = join(web, 'dist');
+// Beside the packages, not in web/dist, where it would be served.
+const STAMP = join(root, 'node_modules/.cache/web-build-inputs');
 
 const require = createRequire(import.meta.url);
-const FILES: [from: string, to: string][] = [
-  [join(root, 'web/docs/index.html'), 'docs/index.html'],
-  [require.resolve('swagger-ui-dist/swagger-ui-bundle.js'), 'docs/swagger-ui-bundle.js'],
-  [require.resolve('swagger-ui-dist/swagger-ui.css'), 'docs/swagger-ui.css'],
-];
+const SWAGGER = ['swagger-ui-bundle.js', 'swagger-ui.css'].map((name) => require.resolve(`swagger-ui-dist/${name}`));
 
-const sameFile = (a: string, b: string) => {
-  try {
-    const [x, y] = [statSync(a), statSync(b)];
-    return x.size === y.size && x.mtimeMs <= y.mtimeMs;
-  } catch {
-    return false;
-  }
-};
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
 
-/** Copies what changed. Each file lands whole (copy, then rename): several processes may build at once. */
-export function buildWebAssets(): void {
-  for (const [from, to] of FILES) {
-    const target = join(WEB_DIST, to);
-    if (sameFile(from, target)) continue;
-    mkdirSync(dirname(target), { recursive: true });
-    const partial = `${target}.${process.pid}.partial`;
-    copyFileSync(from, partial);
-    renameSync(partial, target);
-  }
+/** Every input's path, size and modification time: a new stamp means a new build. */
+function inputsStamp(): string {
+  const inputs = [
+    ...['app.html', 'vite.config.ts'].map((name) => join(web, name)),
+    ...filesUnder(join(web, 'src')),
+    ...filesUnder(join(web, 'public')),
+    ...SWAGGER,
+    join(root, 'package-lock.json'),
+  ];
+  return inputs
+    .map((file) => {
+      const { size, mtimeMs } = statSync(file);
+      return `${file} ${size} ${mtimeMs}`;
+    })
+    .join('\n');
+}
+
+async function buildNow(): Promise<void> {
+  const stamp = inputsStamp();
+  if (existsSync(join(WEB_DIST, 'app.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp) return;
+  await build({ configFile: join(web, 'vite.config.ts') });
+  mkdirSync(join(WEB_DIST, 'docs'), { recursive: true });
+  for (const file of SWAGGER) copyFileSync(file, join(WEB_DIST, 'docs', file.split('/').pop() as string));
+  mkdirSync(dirname(STAMP), { recursive: true });
+  writeFileSync(STAMP, stamp);
+}
+
+let building: Promise<void> | undefined;
+
+/** Once per process: several workers starting together share one build. */
+export function buildWebAssets(): Promise<void> {
+  building ??= buildNow();
+  return building;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  buildWebAssets();
+  await buildWebAssets();
   console.log(`web assets in ${WEB_DIST}`);
 }

@@ -11,6 +11,7 @@ import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
 import { registerEvalRoutes } from './routes/evals.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
+import { registerPageRoutes } from './routes/pages.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
 import { registerSystemRoutes } from './routes/system.ts';
@@ -59,6 +60,7 @@ export function createApp(): App {
   app.notFound((c) => c.json({ detail: 'Not found', code: 'not_found', request_id: c.var.requestId }, 404));
 
   registerSystemRoutes(app);
+  registerPageRoutes(app);
   for (const prefix of ['/collections', '/chat', '/ingest', '/query', '/evals']) {
     app.use(`${prefix}/*`, authenticate, provideServices);
   }

@@ -25,6 +25,15 @@ export const ConfigSchema = z.object({
     }),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
   SCORING_WORKER_URL: optionalUrl,
+  /** The static assets binding (wrangler.toml `[assets]`): the web app's page comes from it. */
+  ASSETS: z
+    .custom<{ fetch(input: URL): Promise<Response> }>(
+      (value) => typeof (value as { fetch?: unknown } | undefined)?.fetch === 'function',
+      'the assets binding ASSETS is missing',
+    )
+    .optional(),
+  /** Supabase's publishable (anon) key, which the web app signs people in with; unset: no web app. */
+  SUPABASE_ANON_KEY: z.preprocess(blankIsUnset, z.string().optional()),
   /**
    * Origins (scheme://host[:port]) whose pages may call the API from a browser, comma-separated.
    * Empty: only the app's own origin, which needs no CORS.

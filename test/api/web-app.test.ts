@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, signUp, stack } from '../support/client.ts';
+import { collectionWithLink } from '../support/fixtures.ts';
+
+// The web app in a real browser, against the API worker and the devstack: sign-in and collections.
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
+
+const PASSWORD = 'a long enough password';
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!available) return;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+afterAll(() => browser?.close());
+
+/** A fresh browser profile; every request it makes is recorded, to check that none leaves loopback. */
+async function newPage(): Promise<{ page: Page; foreign: string[] }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  page.on('request', (request) => {
+    const { hostname, protocol } = new URL(request.url());
+    if (protocol !== 'data:' && hostname !== '127.0.0.1' && hostname !== 'localhost') foreign.push(request.url());
+  });
+  return { page, foreign };
+}
+
+async function signUpInBrowser(page: Page, email: string) {
+  await page.getByRole('button', { name: 'Create one' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+}
+
+describe.skipIf(!available)('the web app in headless Chromium', () => {
+  it('sends a visitor without a session to /login, and back to the page asked for after signing up', async () => {
+    const { page, foreign } = await newPage();
+    await page.goto(`${stack.apiUrl}/app/`);
+    await page.waitForURL(`${stack.apiUrl}/login?next=%2Fapp%2F`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+
+    const email = `web-${randomUUID().slice(0, 8)}@example.com`;
+    await signUpInBrowser(page, email);
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Collections');
+    expect(await page.textContent('header')).toContain(email);
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  });
+
+  it('signs in with the keyboard alone, and out again', async () => {
+    const user = await signUp('web-keyboard');
+    const { page } = await newPage();
+    await page.goto(`${stack.apiUrl}/login`);
+    await page.getByLabel('Email').waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(user.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('wrong password');
+    await page.keyboard.press('Enter');
+    // Supabase Auth's answer, in words.
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/invalid/i);
+
+    await page.getByLabel('Password').fill('');
+    await page.getByLabel('Password').focus();
+    await page.keyboard.type('correct horse battery');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${stack.apiUrl}/login`);
+    await page.goto(`${stack.apiUrl}/app/`);
+    await page.waitForURL(/\/login\?next=/);
+    await page.context().close();
+  });
+
+  it('lists owned and shared collections with the permission, creates one, and deletes one after saying what is lost', async () => {
+    const owner = await signUp('web-owner');
+    const { page, foreign } = await newPage();
+    const email = `web-${randomUUID().slice(0, 8)}@example.com`;
+    await page.goto(`${stack.apiUrl}/login`);
+    await signUpInBrowser(page, email);
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+    await expect.poll(() => page.textContent('main')).toContain('No collections yet');
+
+    // Someone else's collection, shared with this user for questions.
+    const shared = await collectionWithLink(owner, 'Their papers', 'query');
+    const token = await page.evaluate(() => {
+      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
+      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
+    });
+    expect((await api('POST', `/collections/join/${shared.link.share_token}`, { token })).status).toBe(200);
+
+    await page.getByLabel('New collection').fill('My notes');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const list = page.getByRole('list', { name: 'Your collections' });
+    await expect.poll(() => list.textContent()).toContain('My notes');
+    await page.reload();
+    await expect.poll(() => list.textContent()).toContain('Their papers');
+    const items = await list.getByRole('listitem').allTextContents();
+    expect(items.find((text) => text.includes('My notes'))).toContain('owner');
+    expect(items.find((text) => text.includes('Their papers'))).toContain('shared with you · query');
+    // Only the owner may delete: no button on the shared one.
+    expect(await page.getByRole('button', { name: 'Delete Their papers' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Delete My notes' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toMatch(/Delete “My notes”\?.*documents.*chat sessions.*cannot be undone/s);
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    expect(await list.textContent()).toContain('My notes');
+    await page.getByRole('button', { name: 'Delete My notes' }).click();
+    await dialog.getByRole('button', { name: 'Delete collection' }).click();
+    await expect.poll(() => list.textContent()).not.toContain('My notes');
+    const remaining = await api('GET', '/collections/', { token });
+    expect(remaining.body.map((c: { name: string }) => c.name)).toEqual(['Their papers']);
+
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  });
+
+  it('refreshes an access token the API refuses, once, and carries on', async () => {
+    const { page } = await newPage();
+    await page.goto(`${stack.apiUrl}/login`);
+    await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+    await expect.poll(() => page.textContent('main')).toContain('No collections yet');
+    // The stored token goes bad while it still looks fresh, as a revoked or mis-signed one would.
+    await page.evaluate(() => {
+      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
+      const session = JSON.parse(localStorage.getItem(key) as string);
+      localStorage.setItem(key, JSON.stringify({ ...session, access_token: `${session.access_token}x` }));
+    });
+    const statuses: number[] = [];
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname === '/collections/') statuses.push(response.status());
+    });
+    await page.reload();
+    await page.getByLabel('New collection').fill('After refresh');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => page.getByRole('list', { name: 'Your collections' }).textContent()).toContain('After refresh');
+    expect(statuses[0]).toBe(401);
+    expect(statuses.slice(1).every((status) => status === 200)).toBe(true);
+    expect(page.url()).toBe(`${stack.apiUrl}/app/`);
+    await page.context().close();
+  });
+
+  it('keeps API clients on JSON: a 401 for a missing token, a 404 for an unknown path', async () => {
+    expect(await api('GET', '/collections/')).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    expect(await api('GET', '/nothing-here')).toMatchObject({ status: 404, body: { code: 'not_found' } });
+  });
+});

@@ -1,0 +1,69 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/preact-query';
+import type { ComponentType } from 'preact';
+import { useEffect } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { Collections } from './pages/Collections.tsx';
+import { Login } from './pages/Login.tsx';
+import { auth, loginUrl, useSession } from './session.ts';
+
+const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
+
+/** A page for signed-in people: anyone else goes to /login, and comes back here after signing in. */
+function signedIn(Page: ComponentType) {
+  return function Guarded() {
+    const session = useSession();
+    const { url, route } = useLocation();
+    useEffect(() => {
+      if (session === null) route(loginUrl(url), true);
+    }, [session, url, route]);
+    if (!session) return <p class="narrow">Loading…</p>;
+    return (
+      <>
+        <header class="bar">
+          <a href="/app/" class="brand">
+            RAG service
+          </a>
+          <span class="grow" />
+          <span class="who">{session.user.email}</span>
+          <button
+            type="button"
+            onClick={async () => {
+              await auth().signOut();
+              queries.clear();
+              route('/login', true);
+            }}
+          >
+            Sign out
+          </button>
+        </header>
+        <Page />
+      </>
+    );
+  };
+}
+
+function NotFound() {
+  return (
+    <main class="narrow">
+      <h1>Not found</h1>
+      <p>
+        There is no page here. <a href="/app/">Go to your collections</a>.
+      </p>
+    </main>
+  );
+}
+
+export function App() {
+  return (
+    <QueryClientProvider client={queries}>
+      <LocationProvider>
+        <Router>
+          <Route path="/login" component={Login} />
+          <Route path="/app" component={signedIn(Collections)} />
+          <Route path="/app/" component={signedIn(Collections)} />
+          <Route default component={NotFound} />
+        </Router>
+      </LocationProvider>
+    </QueryClientProvider>
+  );
+}
