@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, signUp, stack } from '../support/client.ts';
+import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
@@ -150,6 +152,50 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     expect(statuses[0]).toBe(401);
     expect(statuses.slice(1).every((status) => status === 200)).toBe(true);
     expect(page.url()).toBe(`${stack.apiUrl}/app/`);
+    await page.context().close();
+  });
+
+  it('uploads two files at once with their progress to the end, refuses a wrong one before sending, adds a page by URL', async () => {
+    const { page, foreign } = await newPage();
+    await page.goto(`${stack.apiUrl}/login`);
+    await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+    await page.getByLabel('New collection').fill('Handbooks');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('link', { name: 'Handbooks' }).click();
+    await page.waitForURL(/\/app\/c\/[0-9a-f-]{36}$/);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Handbooks');
+
+    const uploads: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/ingest') uploads.push(request.url());
+    });
+    await page
+      .getByLabel('Choose files')
+      .setInputFiles([join(DOCS_DIR, 'handbook-1p.docx'), join(DOCS_DIR, 'multi-column-2p.pdf')]);
+    const arriving = page.getByRole('list', { name: 'Arriving' });
+    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000, interval: 250 }).toBe(2);
+    expect(await arriving.textContent()).toMatch(/handbook-1p\.docxAdded: \d+ chunks/);
+    const documents = page.getByRole('list', { name: 'Documents' });
+    await expect.poll(() => documents.getByRole('listitem').count()).toBe(2);
+    const link = documents.getByRole('link', { name: 'handbook-1p.docx' });
+    expect(await link.getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/storage\/v1\/object\/sign\//);
+
+    // Refused in the browser, with the reason, before any byte is sent.
+    await page
+      .getByLabel('Choose files')
+      .setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
+    await expect.poll(() => arriving.locator('[data-status="refused"]').textContent()).toMatch(/only PDF, DOCX/);
+    expect(uploads).toHaveLength(2);
+
+    await page.getByLabel('Add a web page by its address').fill(`${stack.pagesUrl}/article.html`);
+    await page.getByRole('button', { name: 'Add page' }).click();
+    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(3);
+    await expect.poll(() => documents.getByRole('listitem').count()).toBe(3);
+
+    await page.getByRole('button', { name: 'Delete handbook-1p.docx' }).click();
+    await expect.poll(() => documents.getByRole('listitem').count()).toBe(2);
+    expect(foreign).toEqual([]);
     await page.context().close();
   });
 

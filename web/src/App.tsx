@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/preact-query';
 import type { ComponentType } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { Collection } from './pages/Collection.tsx';
 import { Collections } from './pages/Collections.tsx';
 import { Login } from './pages/Login.tsx';
 import { auth, loginUrl, useSession } from './session.ts';
@@ -9,8 +10,8 @@ import { auth, loginUrl, useSession } from './session.ts';
 const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
 
 /** A page for signed-in people: anyone else goes to /login, and comes back here after signing in. */
-function signedIn(Page: ComponentType) {
-  return function Guarded() {
+function signedIn<Props extends object>(Page: ComponentType<Props>) {
+  return function Guarded(props: Props) {
     const session = useSession();
     const { url, route } = useLocation();
     useEffect(() => {
@@ -36,11 +37,14 @@ function signedIn(Page: ComponentType) {
             Sign out
           </button>
         </header>
-        <Page />
+        <Page {...props} />
       </>
     );
   };
 }
+
+const CollectionsPage = signedIn(Collections);
+const CollectionPage = signedIn(Collection);
 
 function NotFound() {
   return (
@@ -59,8 +63,10 @@ export function App() {
       <LocationProvider>
         <Router>
           <Route path="/login" component={Login} />
-          <Route path="/app" component={signedIn(Collections)} />
-          <Route path="/app/" component={signedIn(Collections)} />
+          <Route path="/app" component={CollectionsPage} />
+          <Route path="/app/" component={CollectionsPage} />
+          <Route path="/app/personal" component={CollectionPage} />
+          <Route path="/app/c/:id" component={CollectionPage} />
           <Route default component={NotFound} />
         </Router>
       </LocationProvider>

@@ -32,24 +32,61 @@ function signedOut(): ApiError {
   return new ApiError(401, 'Your session has ended. Sign in again.');
 }
 
+/** The API refused a freshly refreshed token too: this session is over. */
+async function sessionOver(): Promise<never> {
+  await auth().signOut({ scope: 'local' });
+  throw signedOut();
+}
+
 /**
  * Calls the API as the signed-in user. A 401 in the middle of work refreshes the token once and
  * retries; if that fails too, the browser goes to /login and comes back here afterwards.
  */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const { data } = await auth().getSession();
-  if (!data.session) throw signedOut();
-  let response = await send(method, path, data.session.access_token, body);
-  if (response.status === 401) {
-    const refreshed = await auth().refreshSession();
-    if (!refreshed.data.session) throw signedOut();
-    response = await send(method, path, refreshed.data.session.access_token, body);
-    if (response.status === 401) {
-      await auth().signOut({ scope: 'local' });
-      throw signedOut();
-    }
-  }
+  let response = await send(method, path, await accessToken(), body);
+  if (response.status === 401) response = await send(method, path, await accessToken(true), body);
+  if (response.status === 401) return sessionOver();
   const parsed = await response.json().catch(() => null);
   if (!response.ok) throw new ApiError(response.status, detailOf(parsed, response.status));
   return parsed as T;
+}
+
+/** The access token, refreshed when `stale` (the API refused the last one). */
+async function accessToken(stale = false): Promise<string> {
+  const { data } = stale ? await auth().refreshSession() : await auth().getSession();
+  if (!data.session) throw signedOut();
+  return data.session.access_token;
+}
+
+function xhrUpload(path: string, file: File, token: string, onBytes: (sent: number) => void) {
+  return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', path);
+    request.setRequestHeader('Authorization', `Bearer ${token}`);
+    request.upload.onprogress = (event) => onBytes(event.loaded);
+    request.onload = () => {
+      let body: unknown = null;
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {}
+      resolve({ status: request.status, body });
+    };
+    request.onerror = () => reject(new ApiError(0, 'The upload was cut off. Check your connection and try again.'));
+    const form = new FormData();
+    form.append('file', file);
+    request.send(form);
+  });
+}
+
+/**
+ * Uploads a file for ingestion, reporting the bytes sent as they go (fetch cannot); a 401 refreshes
+ * the token once and sends again, like `api`. Resolves to the job's id.
+ */
+export async function uploadFile(file: File, collectionId: string | null, onBytes: (sent: number) => void): Promise<string> {
+  const path = collectionId ? `/ingest?collection_id=${encodeURIComponent(collectionId)}` : '/ingest';
+  let answer = await xhrUpload(path, file, await accessToken(), onBytes);
+  if (answer.status === 401) answer = await xhrUpload(path, file, await accessToken(true), onBytes);
+  if (answer.status === 401) return sessionOver();
+  if (answer.status !== 200) throw new ApiError(answer.status, detailOf(answer.body, answer.status));
+  return (answer.body as { job_id: string }).job_id;
 }

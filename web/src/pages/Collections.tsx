@@ -33,6 +33,9 @@ export function Collections() {
   return (
     <main>
       <h1>Collections</h1>
+      <p>
+        <a href="/app/personal">Personal space</a>: your own documents, outside any collection.
+      </p>
       <form
         class="row"
         onSubmit={(event) => {
@@ -66,7 +69,9 @@ export function Collections() {
         {listed.data?.map((collection) => (
           <li key={collection.id} class="card">
             <span class="grow">
-              <strong>{collection.name}</strong>{' '}
+              <a href={`/app/c/${collection.id}`}>
+                <strong>{collection.name}</strong>
+              </a>{' '}
               <span class="badge">{collection.shared ? `shared with you · ${collection.permission}` : 'owner'}</span>
             </span>
             {!collection.shared && (

@@ -1,0 +1,28 @@
+import { useQuery } from '@tanstack/preact-query';
+import { api } from '../api.ts';
+import { Documents } from './Documents.tsx';
+
+interface Listed {
+  id: string;
+  name: string;
+  shared?: true;
+  permission?: 'query' | 'ingest';
+}
+
+/** One collection's page (its name from the list the caller can see), or the personal space. */
+export function Collection({ params }: { params: { id?: string } }) {
+  const id = params.id ?? null;
+  const listed = useQuery({ queryKey: ['collections'], queryFn: () => api<Listed[]>('GET', '/collections/') });
+  const collection = id ? listed.data?.find((c) => c.id === id) : undefined;
+  const title = id ? (collection?.name ?? (listed.isPending ? '…' : 'Collection')) : 'Personal space';
+  return (
+    <main class="stack">
+      <p>
+        <a href="/app/">← Collections</a>
+      </p>
+      <h1>{title}</h1>
+      {!id && <p>Your own documents, outside any collection. Only you can see and ask about them.</p>}
+      <Documents collectionId={id} />
+    </main>
+  );
+}
