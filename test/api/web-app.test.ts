@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, signUp, stack } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
+import { ingestFile } from '../support/ingest.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
 const CHROMIUM = '/usr/bin/chromium';
@@ -195,6 +196,65 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
 
     await page.getByRole('button', { name: 'Delete handbook-1p.docx' }).click();
     await expect.poll(() => documents.getByRole('listitem').count()).toBe(2);
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  });
+
+  it('streams an answer word by word, opens a citation, stops an answer, and keeps the chat in a session', async () => {
+    const { page, foreign } = await newPage();
+    await page.goto(`${stack.apiUrl}/login`);
+    await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
+    await page.waitForURL(`${stack.apiUrl}/app/`);
+    const token = await page.evaluate(() => {
+      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
+      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
+    });
+    const created = await api('POST', '/collections/', { token, body: { name: 'Tides' } });
+    const text =
+      'The barrage at La Rance in Brittany has produced tidal power since 1966. Its turbines run on the ebb and the flood. ' +
+      'Sluice gates let the flood tide into the estuary, and at high water they close behind it. '.repeat(6);
+    expect((await ingestFile(token, 'rance.txt', created.body.id, text)).status).toBe('succeeded');
+
+    await page.goto(`${stack.apiUrl}/app/c/${created.body.id}`);
+    await page.getByLabel('Your question').fill('When did La Rance start producing tidal power?');
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/query/');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const messages = page.getByRole('list', { name: 'Messages' });
+    await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('1966');
+    await expect.poll(() => page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
+    // The answer came as a stream of words, each its own event.
+    expect((await (await answered).text()).split('event: token').length - 1).toBeGreaterThan(5);
+
+    await messages
+      .getByRole('button', { name: /^Source 1: rance\.txt$/ })
+      .first()
+      .click();
+    const source = page.getByRole('dialog');
+    expect(await source.getByRole('heading').textContent()).toBe('Source 1: rance.txt');
+    expect(await source.locator('blockquote').textContent()).toContain('La Rance');
+    expect(await source.getByRole('link', { name: 'Open rance.txt' }).getAttribute('href')).toMatch(
+      /\/storage\/v1\/object\/sign\//,
+    );
+    await source.getByRole('button', { name: 'Close' }).click();
+
+    // The session the question opened is in the sidebar, named after it; its history loads when opened.
+    const sessions = page.getByRole('navigation', { name: 'Chat sessions' });
+    await expect.poll(() => sessions.textContent()).toContain('When did La Rance start producing tidal power?');
+    await page.reload();
+    await sessions.getByRole('button', { name: 'When did La Rance start producing tidal power?' }).click();
+    await expect.poll(() => messages.textContent()).toContain('1966');
+    await sessions.getByLabel('Rename this chat').fill('La Rance');
+    await sessions.getByRole('button', { name: 'Rename' }).click();
+    await expect.poll(() => sessions.getByRole('list').textContent()).toContain('La Rance');
+
+    // Stop, once the answer has begun: the request is aborted, and the answer says so.
+    await page.getByLabel('Your question').fill('How do the sluice gates and the turbines work at the barrage?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const answering = messages.locator('.message.assistant .answer').last();
+    await expect.poll(() => answering.textContent(), { interval: 10 }).not.toBe('');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => messages.locator('.note').last().textContent()).toBe('Stopped.');
+    expect(await page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
     expect(foreign).toEqual([]);
     await page.context().close();
   });

@@ -90,3 +90,24 @@ export async function uploadFile(file: File, collectionId: string | null, onByte
   if (answer.status !== 200) throw new ApiError(answer.status, detailOf(answer.body, answer.status));
   return (answer.body as { job_id: string }).job_id;
 }
+
+/**
+ * Asks a question (POST /query/) and returns the event stream's response once the service has
+ * accepted it; a refusal throws its detail. `signal` stops generation (the stop button).
+ */
+export async function ask(body: object, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  const post = async (token: string) =>
+    fetch('/query/', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
+  let response = await post(await accessToken());
+  if (response.status === 401) response = await post(await accessToken(true));
+  if (response.status === 401) return sessionOver();
+  if (!response.ok || !response.body) {
+    throw new ApiError(response.status, detailOf(await response.json().catch(() => null), response.status));
+  }
+  return response.body;
+}

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/preact-query';
 import { api } from '../api.ts';
+import { Ask } from './Ask.tsx';
 import { Documents } from './Documents.tsx';
 
 interface Listed {
@@ -22,6 +23,7 @@ export function Collection({ params }: { params: { id?: string } }) {
       </p>
       <h1>{title}</h1>
       {!id && <p>Your own documents, outside any collection. Only you can see and ask about them.</p>}
+      <Ask collectionId={id} />
       <Documents collectionId={id} />
     </main>
   );

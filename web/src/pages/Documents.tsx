@@ -118,7 +118,9 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
   return (
     <section aria-labelledby="documents-title" class="stack">
       <h2 id="documents-title">Documents</h2>
-      <div
+      {/* Dropping is for the mouse; the keyboard has the "Choose files" button inside. */}
+      <section
+        aria-label="Add files"
         class={`drop${dragging ? ' over' : ''}`}
         onDragOver={(event) => {
           event.preventDefault();
@@ -146,7 +148,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
             }}
           />
         </label>
-      </div>
+      </section>
       <form
         class="row"
         onSubmit={(event) => {
