@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, signUp, stack } from '../support/client.ts';
+import { api, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
@@ -42,6 +42,15 @@ async function signUpInBrowser(page: Page, email: string) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Create account' }).click();
+}
+
+/** Signs in through the login page as a user made through the API, then opens `path`. */
+async function signInInBrowser(page: Page, user: TestUser, path: string) {
+  await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(path)}`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${stack.apiUrl}${path}`);
 }
 
 describe.skipIf(!available)('the web app in headless Chromium', () => {
@@ -258,6 +267,93 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     expect(foreign).toEqual([]);
     await page.context().close();
   });
+
+  it('shares a collection through a link that a second browser joins; the owner sees, removes and revokes', async () => {
+    const owner = await signUp('web-sharer');
+    const created = await api('POST', '/collections/', { token: owner.token, body: { name: 'Shared shelf' } });
+    const { page: ownerPage, foreign } = await newPage();
+    await signInInBrowser(ownerPage, owner, `/app/c/${created.body.id}`);
+    await ownerPage.getByLabel('New invite link that lets people').selectOption('query');
+    await ownerPage.getByRole('button', { name: 'Create link' }).click();
+    const linkField = ownerPage.getByLabel('The link, shown only now');
+    await expect.poll(() => linkField.inputValue()).toMatch(new RegExp(`^${stack.apiUrl}/join/[A-Za-z0-9_-]{43}$`));
+    const link = await linkField.inputValue();
+    // The owner following their own link is told so.
+    await ownerPage.goto(link);
+    await expect.poll(() => ownerPage.getByRole('status').textContent()).toBe('This link is to one of your own collections.');
+
+    // A second person, in a browser of their own, opens the link, signs up, and lands in the collection.
+    const { page: guest } = await newPage();
+    await guest.goto(link);
+    await guest.waitForURL(/\/login\?next=%2Fjoin%2F/);
+    const guestEmail = `web-guest-${randomUUID().slice(0, 8)}@example.com`;
+    await signUpInBrowser(guest, guestEmail);
+    await guest.waitForURL(`${stack.apiUrl}/app/c/${created.body.id}`);
+    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent()).toBe('Shared shelf');
+    // A member does not manage sharing.
+    expect(await guest.getByRole('heading', { name: 'Sharing' }).count()).toBe(0);
+    await guest.goto(link);
+    await expect.poll(() => guest.getByRole('status').textContent()).toMatch(/already a member.*query permission/);
+
+    await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}`);
+    const members = ownerPage.getByRole('list', { name: 'Members' });
+    await expect.poll(() => members.textContent()).toContain(guestEmail);
+    await ownerPage.getByRole('button', { name: `Remove ${guestEmail}` }).click();
+    await expect.poll(() => members.getByRole('listitem').count()).toBe(0);
+    const links = ownerPage.getByRole('list', { name: 'Invite links' });
+    await links.getByRole('button', { name: /^Revoke link / }).click();
+    await expect.poll(() => links.getByRole('listitem').count()).toBe(0);
+
+    // A revoked link says so in words.
+    const { page: late } = await newPage();
+    await late.goto(`${stack.apiUrl}/login`);
+    await signUpInBrowser(late, `web-late-${randomUUID().slice(0, 8)}@example.com`);
+    await late.waitForURL(`${stack.apiUrl}/app/`);
+    await late.goto(link);
+    await expect.poll(() => late.getByRole('status').textContent()).toMatch(/not found/i);
+    expect(foreign).toEqual([]);
+    for (const p of [ownerPage, guest, late]) await p.context().close();
+  });
+
+  it('draws the quality chart once answers are scored; the retrieval settings are shown to admins only', async () => {
+    const admin = await makeAdmin(await signUp('web-admin'));
+    const member = await signUp('web-member');
+    const shared = await collectionWithLink(admin, 'Scored', 'query');
+    const id = shared.collection.id;
+    expect((await api('POST', `/collections/join/${shared.link.share_token}`, { token: member.token })).status).toBe(200);
+    const text = 'The barrage at La Rance in Brittany has produced tidal power since 1966. '.repeat(4);
+    expect((await ingestFile(admin.token, 'rance.txt', id, text)).status).toBe('succeeded');
+    const asked = await fetch(`${stack.apiUrl}/query/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ question: 'Since when has La Rance produced tidal power?', collection_id: id }),
+    });
+    expect(await asked.text()).toContain('event: done');
+
+    const { page } = await newPage();
+    await signInInBrowser(page, admin, `/app/c/${id}`);
+    const chart = page.getByRole('img', { name: 'Daily average scores, from 0 to 1' });
+    // The stats refresh on their own (every 15 s) while the page is open: scoring finishes in the background.
+    await expect.poll(() => chart.count(), { timeout: 60_000, interval: 500 }).toBe(1);
+    expect(await chart.locator('[data-series="avg_faithfulness"] circle').count()).toBe(1);
+    const records = page.getByRole('list', { name: 'Evaluation records' });
+    expect(await records.textContent()).toContain('Since when has La Rance produced tidal power?');
+    await records.locator('summary').first().click();
+    expect(await records.locator('.answer').first().textContent()).toContain('1966');
+    expect(await page.getByRole('form', { name: 'Retrieval settings' }).count()).toBe(1);
+    await page.getByLabel('Retrieval strategy').selectOption('mmr');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.getByRole('status').last().textContent()).toMatch(/^Saved/);
+    expect((await api('GET', `/collections/${id}/config`, { token: admin.token })).body.retrieval_strategy).toBe('mmr');
+
+    const { page: memberPage } = await newPage();
+    await signInInBrowser(memberPage, member, `/app/c/${id}`);
+    await memberPage.getByRole('heading', { name: 'Quality' }).waitFor();
+    await expect.poll(() => memberPage.getByRole('list', { name: 'Evaluation records' }).textContent()).toContain('La Rance');
+    expect(await memberPage.getByRole('form', { name: 'Retrieval settings' }).count()).toBe(0);
+    await page.context().close();
+    await memberPage.context().close();
+  }, 90_000);
 
   it('keeps API clients on JSON: a 401 for a missing token, a 404 for an unknown path', async () => {
     expect(await api('GET', '/collections/')).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });

@@ -4,6 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { Collection } from './pages/Collection.tsx';
 import { Collections } from './pages/Collections.tsx';
+import { Join } from './pages/Join.tsx';
 import { Login } from './pages/Login.tsx';
 import { auth, loginUrl, useSession } from './session.ts';
 
@@ -45,6 +46,7 @@ function signedIn<Props extends object>(Page: ComponentType<Props>) {
 
 const CollectionsPage = signedIn(Collections);
 const CollectionPage = signedIn(Collection);
+const JoinPage = signedIn(Join);
 
 function NotFound() {
   return (
@@ -67,6 +69,7 @@ export function App() {
           <Route path="/app/" component={CollectionsPage} />
           <Route path="/app/personal" component={CollectionPage} />
           <Route path="/app/c/:id" component={CollectionPage} />
+          <Route path="/join/:token" component={JoinPage} />
           <Route default component={NotFound} />
         </Router>
       </LocationProvider>

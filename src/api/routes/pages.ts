@@ -3,15 +3,16 @@ import { loadConfig } from '../config.ts';
 import type { App } from '../context.ts';
 
 /**
- * The pages: the web app's and the API reference. The app's live under /app/ and at /login, apart from every API path, so a
- * program and a browser asking for the same URL never get different things. Each is the app's one
- * HTML file from the static assets (web/, built into web/dist); the app routes in the browser, and
- * sends anyone without a session to /login.
+ * The pages: the web app's and the API reference. The app's live under /app/, at /login and at
+ * /join/<token>, apart from every API path, so a program and a browser asking for the same URL
+ * never get different things. Each is the app's one HTML file from the static assets (web/, built
+ * into web/dist); the app routes in the browser, and sends anyone without a session to /login.
  */
 const PAGES: [path: string, file: string][] = [
   ['/app', '/app.html'],
   ['/app/*', '/app.html'],
   ['/login', '/app.html'],
+  ['/join/:token', '/app.html'],
   // The API reference: Swagger UI, whose script and styles sit beside it in the assets.
   ['/docs', '/docs/index.html'],
 ];

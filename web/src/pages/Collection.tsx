@@ -2,6 +2,8 @@ import { useQuery } from '@tanstack/preact-query';
 import { api } from '../api.ts';
 import { Ask } from './Ask.tsx';
 import { Documents } from './Documents.tsx';
+import { Quality } from './Quality.tsx';
+import { Sharing } from './Share.tsx';
 
 interface Listed {
   id: string;
@@ -25,6 +27,8 @@ export function Collection({ params }: { params: { id?: string } }) {
       {!id && <p>Your own documents, outside any collection. Only you can see and ask about them.</p>}
       <Ask collectionId={id} />
       <Documents collectionId={id} />
+      {collection && !collection.shared && <Sharing collectionId={collection.id} />}
+      {id && <Quality collectionId={id} />}
     </main>
   );
 }
