@@ -156,6 +156,8 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
       if (new URL(response.url()).pathname === '/collections/') statuses.push(response.status());
     });
     await page.reload();
+    // The list loads: refused once, then answered with the refreshed token.
+    await expect.poll(() => page.textContent('main')).toContain('No collections yet');
     await page.getByLabel('New collection').fill('After refresh');
     await page.getByRole('button', { name: 'Create' }).click();
     await expect.poll(() => page.getByRole('list', { name: 'Your collections' }).textContent()).toContain('After refresh');
