@@ -31,7 +31,8 @@ interface Arrival {
 }
 
 const TERMINAL = new Set(['succeeded', 'partial', 'failed']);
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const mb = (bytes: number) =>
+  bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 let nextKey = 0;
 

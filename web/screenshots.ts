@@ -1,0 +1,105 @@
+/**
+ * Screenshots of the web app's main pages at desktop and phone width, for the README
+ * (docs/screenshots/). Starts a throwaway local deployment, fills it with a collection, two
+ * documents and a scored conversation, and photographs it in Debian's Chromium.
+ *
+ *   npx tsx web/screenshots.ts
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startLocalDeployment } from '../devstack/deployment.ts';
+import { signUpUser } from '../test/support/auth-client.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+const out = join(root, 'docs/screenshots');
+const NOTES = `# Tidal energy
+
+## La Rance
+The barrage at La Rance in Brittany has produced tidal power since 1966. Its 24 turbines run on the ebb and the flood,
+and it delivers about 500 GWh a year.
+
+## How a barrage works
+Sluice gates let the flood tide into the estuary. At high water they close, and the trapped water is released
+through the turbines as the tide ebbs.
+`;
+
+const deployment = await startLocalDeployment({ quiet: true });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
+try {
+  const apiUrl = deployment.api.url;
+  const { stack } = deployment;
+  const user = await signUpUser({ supabaseUrl: stack.supabaseUrl, anonKey: stack.keys.anonKey }, 'ada@example.com');
+  const call = async (method: string, path: string, body?: BodyInit, type = 'application/json') => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${user.token}`, ...(body && type ? { 'Content-Type': type } : {}) },
+      body,
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response;
+  };
+  const collection = (await (await call('POST', '/collections/', JSON.stringify({ name: 'Tidal energy' }))).json()) as {
+    id: string;
+  };
+  await call('POST', '/collections/', JSON.stringify({ name: 'Reading list' }));
+  for (const [name, bytes] of [
+    ['tidal-energy.md', new TextEncoder().encode(NOTES)],
+    ['handbook-1p.docx', readFileSync(join(root, 'test/fixtures/docs/handbook-1p.docx'))],
+  ] as const) {
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), name);
+    const { job_id } = (await (await call('POST', `/ingest?collection_id=${collection.id}`, form, '')).json()) as {
+      job_id: string;
+    };
+    for (let status = ''; !['succeeded', 'partial', 'failed'].includes(status); ) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      status = ((await (await call('GET', `/ingest/jobs/${job_id}`)).json()) as { status: string }).status;
+    }
+  }
+  const session = (await (await call('POST', `/chat/${collection.id}/sessions`)).json()) as { id: string };
+  for (const question of ['When did La Rance start producing tidal power?', 'And how does its barrage work?']) {
+    const body = JSON.stringify({ question, collection_id: collection.id, session_id: session.id });
+    await (await call('POST', '/query/', body)).text();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 5000)); // scoring, in the background
+
+  for (const [label, viewport] of [
+    ['desktop', { width: 1280, height: 900 }],
+    ['phone', { width: 390, height: 844 }],
+  ] as const) {
+    const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    await page.goto(`${apiUrl}/login`);
+    await page.getByLabel('Email').waitFor();
+    await page.screenshot({ path: join(out, `login-${label}.png`) });
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${apiUrl}/app/`);
+    await page.getByRole('list', { name: 'Your collections' }).getByRole('listitem').first().waitFor();
+    await page.screenshot({ path: join(out, `collections-${label}.png`) });
+    await page.goto(`${apiUrl}/app/c/${collection.id}`);
+    await page.getByRole('navigation', { name: 'Chat sessions' }).getByRole('listitem').first().getByRole('button').click();
+    await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').nth(3).waitFor();
+    await page
+      .getByRole('button', { name: /^Source 1/ })
+      .first()
+      .click();
+    await page.getByRole('dialog').waitFor();
+    await page.screenshot({ path: join(out, `citation-${label}.png`) });
+    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+    await page.screenshot({ path: join(out, `collection-${label}.png`), fullPage: true });
+    await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('heading', { name: 'Quality' }).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(out, `quality-${label}.png`) });
+    await context.close();
+  }
+  console.log(`screenshots in ${out}`);
+} finally {
+  await browser.close();
+  await deployment.stop();
+}
