@@ -69,7 +69,7 @@ try {
 
   for (const [label, viewport] of [
     ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 390, height: 844 }],
+    ['phone', { width: 360, height: 780 }],
   ] as const) {
     const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
     const page = await context.newPage();

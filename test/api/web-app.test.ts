@@ -357,6 +357,25 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     await memberPage.context().close();
   }, 90_000);
 
+  it('holds its layout on a 360-pixel phone: nothing wider than the screen', async () => {
+    const user = await signUp('web-phone');
+    const created = await api('POST', '/collections/', {
+      token: user.token,
+      body: { name: 'A collection with a long name to wrap' },
+    });
+    const context = await browser.newContext({ viewport: { width: 360, height: 780 } });
+    const page = await context.newPage();
+    await signInInBrowser(page, user, '/app/');
+    for (const path of ['/app/', `/app/c/${created.body.id}`, '/app/personal']) {
+      await page.goto(`${stack.apiUrl}${path}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      expect(widths[0], path).toBeLessThanOrEqual(widths[1] as number);
+    }
+    await context.close();
+  });
+
   it('keeps API clients on JSON: a 401 for a missing token, a 404 for an unknown path', async () => {
     expect(await api('GET', '/collections/')).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
     expect(await api('GET', '/nothing-here')).toMatchObject({ status: 404, body: { code: 'not_found' } });
