@@ -1,13 +1,16 @@
 /**
  * Screenshots of the web app's main pages at desktop and phone width, for the README
  * (docs/screenshots/). Starts a throwaway local deployment, fills it with a collection, two
- * documents and a scored conversation, and photographs it in Debian's Chromium.
+ * documents and a scored conversation, and photographs it in Debian's Chromium. So that the quality
+ * chart has a trend to draw, the conversation's scored records are also copied into the six days
+ * before today, with their scores varied (the only rows not made through the API).
  *
  *   npx tsx web/screenshots.ts
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import postgres from 'postgres';
 import { startLocalDeployment } from '../devstack/deployment.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 
@@ -66,6 +69,21 @@ try {
     await (await call('POST', '/query/', body)).text();
   }
   await new Promise((resolve) => setTimeout(resolve, 5000)); // scoring, in the background
+  const sql = postgres(stack.databaseUrl, { max: 1 });
+  await sql`
+    insert into evaluations (collection_id, user_id, question, answer, sources, faithfulness_score,
+                             context_relevance_score, total_latency_ms, embedding_latency_ms, retrieval_latency_ms,
+                             generation_latency_ms, time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer,
+                             scored_at, created_at)
+    select collection_id, user_id, question, answer, sources,
+           least(1, greatest(0, faithfulness_score - 0.35 + 0.06 * d)),
+           least(1, greatest(0, context_relevance_score - 0.2 + 0.03 * d + 0.05 * (d % 2))),
+           total_latency_ms + 40 * (6 - d), embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
+           time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer,
+           scored_at - (7 - d) * interval '1 day', created_at - (7 - d) * interval '1 day'
+      from evaluations, generate_series(1, 6) as d
+     where collection_id = ${collection.id} and scored_at is not null`;
+  await sql.end();
 
   for (const [label, viewport] of [
     ['desktop', { width: 1280, height: 900 }],
@@ -94,7 +112,7 @@ try {
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
     await page.screenshot({ path: join(out, `collection-${label}.png`), fullPage: true });
     await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
-    await page.getByRole('heading', { name: 'Quality' }).scrollIntoViewIfNeeded();
+    await page.getByRole('heading', { name: 'Quality' }).evaluate((heading) => heading.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: join(out, `quality-${label}.png`) });
     await context.close();
   }
