@@ -103,9 +103,9 @@ function retrievalJson({
 const encoder = new TextEncoder();
 
 function sseFrame(event: AnswerEvent): Uint8Array {
-  const { data } = toSse(event);
+  const { event: name, data } = toSse(event);
   // JSON.stringify leaves no line breaks in `data`, so each event is one `data:` line.
-  return encoder.encode(`event: ${event.type}\ndata: ${data}\n\n`);
+  return encoder.encode(`event: ${name}\ndata: ${data}\n\n`);
 }
 
 function toSse(event: AnswerEvent): { event: AnswerEvent['type']; data: string } {
