@@ -53,7 +53,8 @@ async function signInInBrowser(page: Page, user: TestUser, path: string) {
   await page.waitForURL(`${stack.apiUrl}${path}`);
 }
 
-describe.skipIf(!available)('the web app in headless Chromium', () => {
+// A browser, a worker and the queue share two cores with the rest of the suite: generous time per journey.
+describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_000 }, () => {
   it('sends a visitor without a session to /login, and back to the page asked for after signing up', async () => {
     const { page, foreign } = await newPage();
     await page.goto(`${stack.apiUrl}/app/`);
@@ -167,7 +168,7 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     await page.context().close();
   });
 
-  it('uploads two files at once with their progress to the end, refuses a wrong one before sending, adds a page by URL', async () => {
+  it('uploads two files at once to the end, takes a dropped one, says why one failed, refuses a wrong one unsent, adds a URL', async () => {
     const { page, foreign } = await newPage();
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
@@ -200,13 +201,27 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     await expect.poll(() => arriving.locator('[data-status="refused"]').textContent()).toMatch(/only PDF, DOCX/);
     expect(uploads).toHaveLength(2);
 
+    // Dropped onto the page, as a file dragged from the desktop arrives.
+    await page.evaluate(() => {
+      const dropped = new DataTransfer();
+      dropped.items.add(new File(['Neap tides come at the quarter moons, spring tides at new and full moon.'], 'tides.txt'));
+      const zone = document.querySelector('section[aria-label="Add files"]') as HTMLElement;
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dropped, bubbles: true, cancelable: true }));
+    });
+    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(3);
+    // A file the service cannot read ends as failed, saying why in plain words.
+    await page.getByLabel('Choose files').setInputFiles(join(DOCS_DIR, 'corrupt-header-only.pdf'));
+    await expect
+      .poll(() => arriving.locator('[data-status="failed"]').textContent(), { timeout: 60_000 })
+      .toMatch(/corrupt-header-only\.pdfNot added: \w/);
+
     await page.getByLabel('Add a web page by its address').fill(`${stack.pagesUrl}/article.html`);
     await page.getByRole('button', { name: 'Add page' }).click();
-    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(3);
-    await expect.poll(() => documents.getByRole('listitem').count()).toBe(3);
+    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(4);
+    await expect.poll(() => documents.getByRole('listitem').count()).toBe(4);
 
     await page.getByRole('button', { name: 'Delete handbook-1p.docx' }).click();
-    await expect.poll(() => documents.getByRole('listitem').count()).toBe(2);
+    await expect.poll(() => documents.getByRole('listitem').count()).toBe(3);
     expect(foreign).toEqual([]);
     await page.context().close();
   });
@@ -355,7 +370,7 @@ describe.skipIf(!available)('the web app in headless Chromium', () => {
     expect(await memberPage.getByRole('form', { name: 'Retrieval settings' }).count()).toBe(0);
     await page.context().close();
     await memberPage.context().close();
-  }, 90_000);
+  });
 
   it('holds its layout on a 360-pixel phone: nothing wider than the screen', async () => {
     const user = await signUp('web-phone');
