@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
@@ -285,6 +285,28 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
     await page.context().close();
   });
 
+  it('shows the picture of a scanned page when its citation is opened', async () => {
+    const user = await signUp('web-scan');
+    const created = await api('POST', '/collections/', { token: user.token, body: { name: 'Scans' } });
+    const job = await ingestFile(user.token, 'scan-linn-2col.pdf', created.body.id);
+    expect(job.status).toBe('succeeded');
+    const { page } = await newPage();
+    await signInInBrowser(page, user, `/app/c/${created.body.id}`);
+    await page.getByLabel('Your question').fill('What is the LinnSequencer MIDI sequence recorder?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const cite = page
+      .getByRole('list', { name: 'Messages' })
+      .getByRole('button', { name: /^Source \d+: scan-linn-2col\.pdf$/ })
+      .first();
+    await cite.waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
+    await cite.click();
+    const picture = page.getByRole('dialog').getByRole('img', { name: /scan-linn-2col\.pdf/ });
+    await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
+    expect(await picture.getAttribute('src')).toContain('token=');
+    await page.context().close();
+  });
+
   it('shares a collection through a link that a second browser joins; the owner sees, removes and revokes', async () => {
     const owner = await signUp('web-sharer');
     const created = await api('POST', '/collections/', { token: owner.token, body: { name: 'Shared shelf' } });
@@ -315,6 +337,23 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
     await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}`);
     const members = ownerPage.getByRole('list', { name: 'Members' });
     await expect.poll(() => members.textContent()).toContain(guestEmail);
+
+    // The owner copies a chat session to the new member from the sidebar.
+    const chat = await api('POST', `/chat/${created.body.id}/sessions`, { token: owner.token, body: { title: 'For the guest' } });
+    await ownerPage.reload();
+    const sessions = ownerPage.getByRole('navigation', { name: 'Chat sessions' });
+    await sessions.getByRole('button', { name: 'For the guest' }).click();
+    await sessions.getByLabel('Share a copy with').selectOption({ label: `${guestEmail} (member)` });
+    await sessions.getByRole('button', { name: 'Share' }).click();
+    await expect.poll(() => sessions.getByRole('status').textContent()).toBe('Shared.');
+    const guestToken = await guest.evaluate(() => {
+      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
+      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
+    });
+    const guestSessions = await api('GET', `/chat/${created.body.id}/sessions`, { token: guestToken });
+    expect(guestSessions.body.map((s: { title: string }) => s.title)).toEqual(['For the guest']);
+    expect(guestSessions.body[0].id).not.toBe(chat.body.id);
+
     await ownerPage.getByRole('button', { name: `Remove ${guestEmail}` }).click();
     await expect.poll(() => members.getByRole('listitem').count()).toBe(0);
     const links = ownerPage.getByRole('list', { name: 'Invite links' });
@@ -355,6 +394,23 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
     expect(await chart.locator('[data-series="avg_faithfulness"] circle').count()).toBe(1);
     const records = page.getByRole('list', { name: 'Evaluation records' });
     expect(await records.textContent()).toContain('Since when has La Rance produced tidal power?');
+
+    // Paging: 24 older records make a second page of the list (20 a page).
+    await db()`
+      insert into evaluations (collection_id, user_id, question, answer, total_latency_ms, retrieval_latency_ms,
+                               engine, retrieval_strategy, top_k, created_at)
+      select ${id}, ${admin.id}, 'Older question ' || n, 'An older answer.', 100, 5, 'test', 'similarity', 5,
+             now() - n * interval '1 minute'
+        from generate_series(1, 24) as n`;
+    await page.reload();
+    await expect.poll(() => records.getByRole('listitem').count()).toBe(20);
+    expect(await page.getByRole('button', { name: 'Newer' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await expect.poll(() => records.textContent()).toContain('Older question 24');
+    expect(await records.getByRole('listitem').count()).toBe(5);
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Newer' }).click();
+    await expect.poll(() => records.textContent()).toContain('Since when has La Rance produced tidal power?');
     await records.locator('summary').first().click();
     expect(await records.locator('.answer').first().textContent()).toContain('1966');
     expect(await page.getByRole('form', { name: 'Retrieval settings' }).count()).toBe(1);
