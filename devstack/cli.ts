@@ -80,7 +80,7 @@ Devstack is up (data in ${dataDir})
   Upstash Vector        ${stack.vectorUrl}   token ${stack.keys.services.vectorToken}
   OpenAI-compatible     ${stack.openaiBaseUrl}   key ${stack.keys.services.modelApiKey}
   Embeddings            ${stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'unavailable: sparse retrieval only'}
-${withWorker ? `  API                   ${local(ports.api)}\n  API docs              ${local(ports.api)}/docs\n  Ingest worker         ${local(ports.ingest)}\n  Scoring worker        ${local(ports.scoring)}\n` : ''}`);
+${withWorker ? `  Web app               ${local(ports.api)}/\n  API                   ${local(ports.api)}\n  API docs              ${local(ports.api)}/docs\n  Ingest worker         ${local(ports.ingest)}\n  Scoring worker        ${local(ports.scoring)}\n` : ''}`);
 }
 
 /** Which provider serves each model role: the user's, or the devstack's stand-in. */
