@@ -251,7 +251,8 @@ describe.skipIf(skipRealPostgres)('the postgres fault, on either engine', () => 
     }
   }
 
-  it('on PGlite, whose thread listens for each client itself', async () => {
+  // It starts a PGlite of its own (WebAssembly, the migrations): slow while the browser tests share the cores.
+  it('on PGlite, whose thread listens for each client itself', { timeout: 90_000 }, async () => {
     const pglite = await startPostgres({ host: '127.0.0.1', port: await freePort() });
     try {
       await exercise(pglite);
