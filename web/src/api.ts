@@ -10,6 +10,9 @@ export class ApiError extends Error {
   }
 }
 
+/** What went wrong, in words: an ApiError's detail, another error's message, or the text given. */
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** `detail` is a string, or for 422 a list of `{loc, msg}`. */
 function detailOf(body: unknown, status: number): string {
   const detail = (body as { detail?: unknown } | null)?.detail;

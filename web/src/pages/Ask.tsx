@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
 import { answerEvents, citationParts, placeOf, type Source } from '../answer.ts';
-import { ApiError, api, ask } from '../api.ts';
+import { api, ask, messageOf } from '../api.ts';
+import { Failure } from '../Failure.tsx';
 
 interface Session {
   id: string;
@@ -23,8 +24,6 @@ interface Doc {
   id: string;
   open_url: string | null;
 }
-
-const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 
 /** An answer with each [n] as a button that opens source n. */
 function AnswerText({ text, sources, onCite }: { text: string; sources: Source[]; onCite: (n: number) => void }) {
@@ -153,11 +152,7 @@ function Sessions({
           </button>
         </div>
       )}
-      {failure && (
-        <p role="alert" class="error">
-          {message(failure)}
-        </p>
-      )}
+      <Failure error={failure} />
     </nav>
   );
 }
@@ -184,7 +179,7 @@ export function Ask({ collectionId }: { collectionId: string | null }) {
     try {
       setMessages(await api<Message[]>('GET', `/chat/${collectionId}/sessions/${id}`));
     } catch (error) {
-      setFailure(message(error));
+      setFailure(messageOf(error));
     }
   }
 
@@ -219,7 +214,7 @@ export function Ask({ collectionId }: { collectionId: string | null }) {
         else setLast((last) => ({ ...last, note: `The answer could not be finished: ${event.message}.` }));
       }
     } catch (error) {
-      const why = controller.signal.aborted ? 'Stopped.' : `Not answered: ${message(error)}`;
+      const why = controller.signal.aborted ? 'Stopped.' : `Not answered: ${messageOf(error)}`;
       setLast((last) => ({ ...last, note: why }));
     } finally {
       setStreaming(false);
@@ -278,11 +273,7 @@ export function Ask({ collectionId }: { collectionId: string | null }) {
             <button type="submit">Ask</button>
           )}
         </form>
-        {failure && (
-          <p role="alert" class="error">
-            {failure}
-          </p>
-        )}
+        <Failure error={failure} />
       </div>
       <dialog ref={panel} aria-labelledby="source-title" onClose={() => setCited(null)}>
         <form method="dialog" class="stack">

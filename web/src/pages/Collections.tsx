@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, api } from '../api.ts';
+import { api } from '../api.ts';
+import { Failure } from '../Failure.tsx';
 
 interface Collection {
   id: string;
@@ -9,8 +10,6 @@ interface Collection {
   shared?: true;
   permission?: 'query' | 'ingest';
 }
-
-const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 
 /** The caller's collections, owned and shared; create one, or delete one after saying what goes with it. */
 export function Collections() {
@@ -53,17 +52,9 @@ export function Collections() {
           Create
         </button>
       </form>
-      {create.error && (
-        <p role="alert" class="error">
-          {message(create.error)}
-        </p>
-      )}
+      <Failure error={create.error} />
       {listed.isPending && <p>Loading…</p>}
-      {listed.error && (
-        <p role="alert" class="error">
-          {message(listed.error)}
-        </p>
-      )}
+      <Failure error={listed.error} />
       {listed.data && listed.data.length === 0 && <p>No collections yet. Create one to upload documents into.</p>}
       <ul class="cards" aria-label="Your collections">
         {listed.data?.map((collection) => (
@@ -82,11 +73,7 @@ export function Collections() {
           </li>
         ))}
       </ul>
-      {remove.error && (
-        <p role="alert" class="error">
-          {message(remove.error)}
-        </p>
-      )}
+      <Failure error={remove.error} />
       <dialog ref={dialog} aria-labelledby="delete-title" onClose={() => setDoomed(null)}>
         <form method="dialog" class="stack">
           <h2 id="delete-title">Delete “{doomed?.name}”?</h2>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import { ApiError, api, uploadFile } from '../api.ts';
+import { api, messageOf, uploadFile } from '../api.ts';
+import { Failure } from '../Failure.tsx';
 import { ACCEPT, refusal } from '../files.ts';
 
 interface Document {
@@ -33,7 +34,6 @@ interface Arrival {
 const TERMINAL = new Set(['succeeded', 'partial', 'failed']);
 const mb = (bytes: number) =>
   bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 let nextKey = 0;
 
 /** Where a document lives: a collection's list, or the caller's personal space. */
@@ -61,7 +61,7 @@ function ArrivalRow({ arrival, onDone }: { arrival: Arrival; onDone: () => void 
   else if (!arrival.jobId) {
     text = arrival.size === null ? 'Sending…' : `Uploading: ${mb(arrival.sent)} of ${mb(arrival.size)}`;
     [value, max] = arrival.size === null ? [undefined, undefined] : [arrival.sent, arrival.size];
-  } else if (job.error) text = message(job.error);
+  } else if (job.error) text = messageOf(job.error);
   else if (!state || state.status === 'queued') text = 'Waiting to be read';
   else if (state.status === 'processing') {
     text = state.chunks_total ? `Indexing: ${state.chunks_processed} of ${state.chunks_total} chunks` : 'Reading';
@@ -104,7 +104,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
       if (arrival.refused) continue;
       uploadFile(file, collectionId, (sent) => update(arrival.key, { sent })).then(
         (jobId) => update(arrival.key, { jobId, sent: file.size }),
-        (error: unknown) => update(arrival.key, { refused: `${file.name}: ${message(error)}` }),
+        (error: unknown) => update(arrival.key, { refused: `${file.name}: ${messageOf(error)}` }),
       );
     }
   }
@@ -166,11 +166,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
           Add page
         </button>
       </form>
-      {addUrl.error && (
-        <p role="alert" class="error">
-          {message(addUrl.error)}
-        </p>
-      )}
+      <Failure error={addUrl.error} />
       {arrivals.length > 0 && (
         <ul class="cards" aria-label="Arriving">
           {arrivals.map((arrival) => (
@@ -179,11 +175,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
         </ul>
       )}
       {listed.isPending && <p>Loading…</p>}
-      {listed.error && (
-        <p role="alert" class="error">
-          {message(listed.error)}
-        </p>
-      )}
+      <Failure error={listed.error} />
       {listed.data?.length === 0 && <p>No documents yet.</p>}
       <ul class="cards" aria-label="Documents">
         {listed.data?.map((doc) => (
@@ -206,11 +198,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
           </li>
         ))}
       </ul>
-      {remove.error && (
-        <p role="alert" class="error">
-          {message(remove.error)}
-        </p>
-      )}
+      <Failure error={remove.error} />
     </section>
   );
 }

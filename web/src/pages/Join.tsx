@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/preact-query';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ApiError, api } from '../api.ts';
+import { api, messageOf } from '../api.ts';
 
 type Joined =
   | { collection: { id: string; name: string }; permission: string }
@@ -21,7 +21,7 @@ export function Join({ params }: { params: { token: string } }) {
         else if ('already_owner' in joined) setOutcome('This link is to one of your own collections.');
         else setOutcome(`You are already a member of this collection, with ${joined.permission} permission.`);
       },
-      (error: unknown) => setOutcome(error instanceof ApiError ? error.message : String(error)),
+      (error: unknown) => setOutcome(messageOf(error)),
     );
   }, [params.token]);
   return (

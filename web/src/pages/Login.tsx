@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { Failure } from '../Failure.tsx';
 import { auth } from '../session.ts';
 
 /** Only a path of this app: `next` comes from the URL, and must not send anyone to another site. */
@@ -43,11 +44,7 @@ export function Login() {
             required
           />
         </label>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Failure error={error} />
         <button type="submit" disabled={busy}>
           {mode === 'in' ? 'Sign in' : 'Create account'}
         </button>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import { ApiError, api } from '../api.ts';
+import { api } from '../api.ts';
+import { Failure } from '../Failure.tsx';
 import { useSession } from '../session.ts';
 
 interface TrendPoint {
@@ -36,7 +37,6 @@ interface Config {
 
 const PAGE = 20;
 const STRATEGIES = ['similarity', 'mmr', 'threshold'];
-const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 const score = (value: number | null) => (value === null ? '–' : value.toFixed(2));
 const ms = (value: number | null) => (value === null ? '–' : `${Math.round(value)} ms`);
 
@@ -130,7 +130,7 @@ function ConfigControl({ collectionId }: { collectionId: string }) {
     mutationFn: (next: Config) => api<Config>('PUT', `/collections/${collectionId}/config`, next),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['config', collectionId] }),
   });
-  if (!config.data) return config.error ? <p class="error">{message(config.error)}</p> : null;
+  if (!config.data) return <Failure error={config.error} />;
   return (
     <form
       class="row"
@@ -159,11 +159,7 @@ function ConfigControl({ collectionId }: { collectionId: string }) {
         Save settings
       </button>
       {save.isSuccess && <p role="status">Saved. New documents use it; re-chunk to apply a new size to the old ones.</p>}
-      {save.error && (
-        <p role="alert" class="error">
-          {message(save.error)}
-        </p>
-      )}
+      <Failure error={save.error} />
     </form>
   );
 }
@@ -191,11 +187,7 @@ export function Quality({ collectionId }: { collectionId: string }) {
   return (
     <section aria-labelledby="quality-title" class="stack">
       <h2 id="quality-title">Quality</h2>
-      {stats.error && (
-        <p role="alert" class="error">
-          {message(stats.error)}
-        </p>
-      )}
+      <Failure error={stats.error} />
       {s && s.total_queries === 0 && <p>No questions yet: scores appear here once people ask.</p>}
       {s && s.total_queries > 0 && (
         <>

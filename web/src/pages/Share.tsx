@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import { ApiError, api } from '../api.ts';
+import { api } from '../api.ts';
+import { Failure } from '../Failure.tsx';
 
 interface Share {
   id: string;
@@ -15,7 +16,6 @@ interface Member {
   permission: 'query' | 'ingest';
 }
 
-const message = (error: unknown) => (error instanceof ApiError || error instanceof Error ? error.message : String(error));
 const PERMISSIONS = { query: 'ask questions', ingest: 'ask questions and add documents' };
 
 /** The owner's sharing: invite links (made, copied, revoked) and the members, who can be removed. */
@@ -126,11 +126,7 @@ export function Sharing({ collectionId }: { collectionId: string }) {
           </li>
         ))}
       </ul>
-      {failure && (
-        <p role="alert" class="error">
-          {message(failure)}
-        </p>
-      )}
+      <Failure error={failure} />
     </section>
   );
 }
