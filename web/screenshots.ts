@@ -9,10 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import postgres from 'postgres';
 import { startLocalDeployment } from '../devstack/deployment.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
+import { launchChromium } from '../test/support/browser.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, 'docs/screenshots');
@@ -28,10 +28,7 @@ through the turbines as the tide ebbs.
 `;
 
 const deployment = await startLocalDeployment({ quiet: true });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-});
+const browser = await launchChromium();
 try {
   const apiUrl = deployment.api.url;
   const { stack } = deployment;

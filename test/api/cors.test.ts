@@ -1,18 +1,16 @@
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/ports.ts';
 import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
+import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 
 // CORS for other frontends: an API worker with CORS_ORIGINS set, beside the suite's own, which has none.
 const ALLOWED = 'https://app.example.test';
 const REFUSED = 'https://elsewhere.example.test';
-const CHROMIUM = '/usr/bin/chromium';
 let worker: RunningWorker;
 let owner: TestUser;
 // Two pages on loopback, each its own origin: one listed in CORS_ORIGINS, one not.
@@ -117,15 +115,9 @@ describe('CORS', () => {
   });
 });
 
-const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-
-describe.skipIf(!available)('CORS in headless Chromium', () => {
+describe.skipIf(!chromiumAvailable)('CORS in headless Chromium', () => {
   it('a page on a listed origin reads the API; a page on another origin is stopped by the browser', async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       const call = async (origin: string) => {
         const page = await browser.newPage();

@@ -1,18 +1,10 @@
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { stack } from '../support/client.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-
-describe.skipIf(!available)('the /docs page in headless Chromium', () => {
+describe.skipIf(!chromiumAvailable)('the /docs page in headless Chromium', () => {
   it('renders the reference with the endpoints, loading nothing from outside', async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const foreign: string[] = [];

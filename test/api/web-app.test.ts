@@ -1,27 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, db, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
 
 const PASSWORD = 'a long enough password';
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!available) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  if (!chromiumAvailable) return;
+  browser = await launchChromium();
 });
 afterAll(() => browser?.close());
 
@@ -44,6 +38,14 @@ async function signUpInBrowser(page: Page, email: string) {
   await page.getByRole('button', { name: 'Create account' }).click();
 }
 
+/** The access token supabase-js keeps for the page's session, to call the API as the same person. */
+function accessTokenIn(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
+    return JSON.parse(localStorage.getItem(key) as string).access_token as string;
+  });
+}
+
 /** Signs in through the login page as a user made through the API, then opens `path`. */
 async function signInInBrowser(page: Page, user: TestUser, path: string) {
   await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(path)}`);
@@ -54,7 +56,7 @@ async function signInInBrowser(page: Page, user: TestUser, path: string) {
 }
 
 // A browser, a worker and the queue share two cores with the rest of the suite: generous time per journey.
-describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_000 }, () => {
+describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeout: 90_000 }, () => {
   it('sends a visitor without a session to /login, and back to the page asked for after signing up', async () => {
     const { page, foreign } = await newPage();
     await page.goto(`${stack.apiUrl}/app/`);
@@ -107,10 +109,7 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
 
     // Someone else's collection, shared with this user for questions.
     const shared = await collectionWithLink(owner, 'Their papers', 'query');
-    const token = await page.evaluate(() => {
-      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
-      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
-    });
+    const token = await accessTokenIn(page);
     expect((await api('POST', `/collections/join/${shared.link.share_token}`, { token })).status).toBe(200);
 
     await page.getByLabel('New collection').fill('My notes');
@@ -231,10 +230,7 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
-    const token = await page.evaluate(() => {
-      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
-      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
-    });
+    const token = await accessTokenIn(page);
     const created = await api('POST', '/collections/', { token, body: { name: 'Tides' } });
     const text =
       'The barrage at La Rance in Brittany has produced tidal power since 1966. Its turbines run on the ebb and the flood. ' +
@@ -346,10 +342,7 @@ describe.skipIf(!available)('the web app in headless Chromium', { timeout: 90_00
     await sessions.getByLabel('Share a copy with').selectOption({ label: `${guestEmail} (member)` });
     await sessions.getByRole('button', { name: 'Share' }).click();
     await expect.poll(() => sessions.getByRole('status').textContent()).toBe('Shared.');
-    const guestToken = await guest.evaluate(() => {
-      const key = Object.keys(localStorage).find((k) => k.startsWith('sb-') && k.endsWith('-auth-token')) as string;
-      return JSON.parse(localStorage.getItem(key) as string).access_token as string;
-    });
+    const guestToken = await accessTokenIn(guest);
     const guestSessions = await api('GET', `/chat/${created.body.id}/sessions`, { token: guestToken });
     expect(guestSessions.body.map((s: { title: string }) => s.title)).toEqual(['For the guest']);
     expect(guestSessions.body[0].id).not.toBe(chat.body.id);
