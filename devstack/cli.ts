@@ -78,6 +78,7 @@ Devstack is up (data in ${dataDir})
   Storage               ${stack.supabaseUrl}/storage/v1 (bucket ${stack.storageBucket})
   QStash                ${stack.qstashUrl}   token ${stack.keys.services.qstashToken}
   Upstash Vector        ${stack.vectorUrl}   token ${stack.keys.services.vectorToken}
+  Upstash Redis         ${stack.redisUrl ? `${stack.redisUrl}   token ${stack.redisToken}` : 'unavailable: rate limiting is off (set REDIS_URL or install redis-server)'}
   OpenAI-compatible     ${stack.openaiBaseUrl}   key ${stack.keys.services.modelApiKey}
   Embeddings            ${stack.embeddings ? `${stack.embeddings.model} (${stack.embeddings.dimension} d)` : 'unavailable: sparse retrieval only'}
 ${withWorker ? `  Web app               ${local(ports.api)}/\n  API                   ${local(ports.api)}\n  API docs              ${local(ports.api)}/docs\n  Ingest worker         ${local(ports.ingest)}\n  Scoring worker        ${local(ports.scoring)}\n` : ''}`);

@@ -152,6 +152,8 @@ function apiWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl?: string):
     AUTH_ISSUER: stack.issuer,
     SUPABASE_ANON_KEY: stack.keys.anonKey,
     CHAT_MODEL: stack.textModel,
+    // Rate limiting is the API's alone; without Redis it is off.
+    ...(stack.redisUrl ? { UPSTASH_REDIS_REST_URL: stack.redisUrl, UPSTASH_REDIS_REST_TOKEN: stack.redisToken } : {}),
   };
 }
 

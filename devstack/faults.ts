@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 
-const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postgres'] as const;
+const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postgres', 'redis'] as const;
 /**
  * `auth` is the identity provider's JWKS endpoint only; sign-in and the admin API stay up.
  * `dns` is the DNS-over-HTTPS resolver; `match` a query name with `name=host`.
@@ -8,6 +8,7 @@ const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postg
  * drops their open connections, and each new one is refused while it lasts (`count` of them, if
  * given). `match` names a worker (`api`, `ingest`, `scoring`); there is no `method`. The
  * devstack's own Auth keeps its direct connection, so sign-in still works.
+ * `redis` is the Upstash Redis REST front, for the API's rate limiting with Redis down.
  */
 export type FaultyService = (typeof SERVICES)[number];
 

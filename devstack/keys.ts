@@ -3,12 +3,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-/** Credentials of the stand-ins for QStash, Upstash Vector, the model endpoint and Storage's URL signing. */
+/** Credentials of the stand-ins for QStash, Upstash Vector and Redis, the model endpoint and Storage's URL signing. */
 export interface ServiceSecrets {
   qstashToken: string;
   qstashCurrentSigningKey: string;
   qstashNextSigningKey: string;
   vectorToken: string;
+  redisToken: string;
   modelApiKey: string;
   storageSigningSecret: string;
 }
@@ -25,7 +26,7 @@ interface StoredKeys {
   privateJwk?: JWK;
   anonKey: string;
   serviceRoleKey: string;
-  services?: ServiceSecrets;
+  services?: Partial<ServiceSecrets>;
 }
 
 const secret = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`;
@@ -36,6 +37,7 @@ function newServiceSecrets(): ServiceSecrets {
     qstashCurrentSigningKey: secret('sig_'),
     qstashNextSigningKey: secret('sig_'),
     vectorToken: secret('vector_'),
+    redisToken: secret('redis_'),
     modelApiKey: secret('sk-devstack-'),
     storageSigningSecret: secret(''),
   };
@@ -55,8 +57,10 @@ export async function loadKeys(dataDir: string, env: NodeJS.ProcessEnv = process
   };
 
   let changed = !stored;
-  if (!fresh.services) {
-    fresh.services = newServiceSecrets();
+  // A keys file from before a stand-in existed gets that one's secret; the others stay as they were.
+  const services = { ...newServiceSecrets(), ...fresh.services };
+  if (Object.keys(services).some((name) => !fresh.services?.[name as keyof ServiceSecrets])) {
+    fresh.services = services;
     changed = true;
   }
   let privateJwk = env.DEVSTACK_JWT_PRIVATE_JWK ? parseJwk(env.DEVSTACK_JWT_PRIVATE_JWK) : fresh.privateJwk;
@@ -79,7 +83,7 @@ export async function loadKeys(dataDir: string, env: NodeJS.ProcessEnv = process
     publicJwk,
     anonKey: env.DEVSTACK_ANON_KEY ?? fresh.anonKey,
     serviceRoleKey: env.DEVSTACK_SERVICE_ROLE_KEY ?? fresh.serviceRoleKey,
-    services: fresh.services,
+    services,
   };
 }
 

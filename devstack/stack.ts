@@ -14,6 +14,8 @@ import { createExtractiveEngine } from './models/extractive-engine.ts';
 import { createModelServer } from './models/server.ts';
 import { type RunningPostgres, startPostgres } from './postgres.ts';
 import { createQStash } from './qstash/server.ts';
+import { startRedisBackend } from './redis/backend.ts';
+import { createRedisRest } from './redis/server.ts';
 import { createStorageApp } from './storage/app.ts';
 import { createVectorServer } from './vector/server.ts';
 
@@ -38,6 +40,8 @@ export interface DevstackOptions {
   newVectorIndex?: boolean;
   /** Fetch the embedding model from the hub once, when it is not in the cache (needs internet). */
   allowModelDownload?: boolean;
+  /** The Redis behind the Upstash Redis REST front, instead of REDIS_URL; without either, a redis-server of its own if installed. */
+  redisUrl?: string;
   log?: (line: string) => void;
 }
 
@@ -55,6 +59,9 @@ export interface Devstack {
   storageBucket: string;
   qstashUrl: string;
   vectorUrl: string;
+  /** The Upstash Redis REST URL (UPSTASH_REDIS_REST_URL), or null: no Redis, and rate limiting is off. */
+  redisUrl: string | null;
+  redisToken: string;
   openaiBaseUrl: string;
   dohUrl: string;
   /** The embedding model and its dimension, or null: sparse retrieval only. */
@@ -100,6 +107,16 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   const issuer = `${supabaseUrl}/auth/v1`;
   const secrets = keys.services;
   const dataDir = options.ephemeral ? await ephemeralDir(options.dataDir) : options.dataDir;
+  // A REDIS_URL that does not answer stops the start before the slow parts.
+  const redisBackend = await startRedisBackend({
+    redisUrl: options.redisUrl || process.env.REDIS_URL || undefined,
+    dataDir: join(dataDir, 'redis'),
+    log,
+  }).catch(async (error: unknown) => {
+    await sql.end();
+    await pg.stop();
+    throw error;
+  });
 
   const models = await createModelServer({
     apiKey: secrets.modelApiKey,
@@ -128,6 +145,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     backoffMs: options.qstashBackoffMs,
     log,
   });
+  const redis = redisBackend && createRedisRest({ token: secrets.redisToken, redisUrl: redisBackend.url, log });
   const storage = createStorageApp({
     rootDir: join(dataDir, 'storage'),
     serviceRoleKey: keys.serviceRoleKey,
@@ -160,6 +178,10 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   app.route('/qstash', qstash.app);
   app.use('/vector/*', faults.guard('vector'));
   app.route('/vector', vector.app);
+  if (redis) {
+    app.use('/redis/*', faults.guard('redis'));
+    app.route('/redis', redis.app);
+  }
   app.use('/openai/*', faults.guard('models'));
   app.route('/openai', models.app);
   app.use('/dns-query', faults.guard('dns'));
@@ -179,6 +201,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     storageBucket: STORAGE_BUCKET,
     qstashUrl: `${supabaseUrl}/qstash`,
     vectorUrl: `${supabaseUrl}/vector`,
+    redisUrl: redis ? `${supabaseUrl}/redis` : null,
+    redisToken: secrets.redisToken,
     openaiBaseUrl: `${supabaseUrl}/openai/v1`,
     dohUrl: `${supabaseUrl}/dns-query`,
     embeddings: models.embeddings,
@@ -189,6 +213,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
       await qstash.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await vector.close();
+      await redis?.close();
+      await redisBackend?.stop();
       await models.close();
       await pgProxy.stop();
       await sql.end({ timeout: 1 });
