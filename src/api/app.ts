@@ -6,15 +6,18 @@ import type { App, AppEnv } from './context.ts';
 import { toHttpError, validationFailed } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
 import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
 import { registerEvalRoutes } from './routes/evals.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
+import { registerKeyRoutes } from './routes/keys.ts';
 import { registerPageRoutes } from './routes/pages.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { zodIssues } from './validation.ts';
 
 export const API_DESCRIPTION = `Retrieval-augmented question answering over your document collections.
@@ -61,8 +64,8 @@ export function createApp(): App {
 
   registerSystemRoutes(app);
   registerPageRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest', '/query', '/evals']) {
-    app.use(`${prefix}/*`, authenticate, provideServices);
+  for (const prefix of ['/collections', '/chat', '/ingest', '/query', '/evals', '/keys', '/webhooks']) {
+    app.use(`${prefix}/*`, provideServices, authenticate, rateLimit);
   }
   registerCollectionRoutes(app);
   registerSharingRoutes(app);
@@ -70,12 +73,20 @@ export function createApp(): App {
   registerIngestRoutes(app);
   registerQueryRoutes(app);
   registerEvalRoutes(app);
+  registerKeyRoutes(app);
+  registerWebhookRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
     description: 'A Supabase Auth access token (ES256, audience `authenticated`).',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'An API key (`POST /keys/`): its owner’s rights, limited to its scopes and, optionally, one collection.',
   });
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',

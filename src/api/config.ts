@@ -51,6 +51,13 @@ export const ConfigSchema = z.object({
         ctx.addIssue({ code: 'custom', message: `CORS_ORIGINS: not an origin (scheme://host[:port]): ${bad.join(', ')}` });
       return origins;
     }),
+  /** Upstash Redis, where the rate limits are counted; unset: no rate limits. */
+  UPSTASH_REDIS_REST_URL: optionalUrl,
+  UPSTASH_REDIS_REST_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
+  /** Requests per minute per API key (per user for bearer tokens), on every endpoint. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  /** Questions per minute per API key or user on POST /query/, which spends model tokens; on top of the general limit. */
+  QUERY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
   AUTH_ISSUER: optionalUrl,
   AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),

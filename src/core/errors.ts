@@ -7,6 +7,10 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'token_expired'
   | 'invalid_token'
+  | 'invalid_api_key'
+  | 'api_key_revoked'
+  | 'api_key_expired'
+  | 'ambiguous_credentials'
   | 'forbidden'
   | 'not_found'
   | 'too_large'
@@ -14,6 +18,8 @@ export type ErrorKind =
   | 'invalid'
   | 'unavailable'
   | 'quota_exceeded'
+  | 'rate_limited'
+  | 'conflict'
   | 'upstream_failed'
   | 'misconfigured';
 
@@ -22,7 +28,7 @@ export interface ErrorDetails {
   field?: string;
   /** A machine-readable reason for an `invalid` field. */
   type?: string;
-  /** For `quota_exceeded`: seconds until the caller may try again. */
+  /** For `quota_exceeded` and `rate_limited`: seconds until the caller may try again. */
   retryAfter?: number;
 }
 
@@ -42,3 +48,4 @@ export const forbidden = (why: string) => new DomainError('forbidden', why);
 export const invalid = (field: string, message: string, type = 'value_error') =>
   new DomainError('invalid', message, { field, type });
 export const unavailable = (message: string) => new DomainError('unavailable', message);
+export const conflict = (message: string) => new DomainError('conflict', message);

@@ -4,6 +4,7 @@ import { adaptersFor } from '#core/adapters/index.ts';
 import { connect } from '#core/db/client.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
+import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
@@ -125,6 +126,7 @@ describe('a DNS outage, then recovery: the redelivered step succeeds', () => {
     };
     return {
       db: createPipelineDb(sql),
+      deliveries: createDeliveryRepo(sql),
       quota: { ...createQuotaRepo(sql), perDay: DAILY_INGEST_CHUNKS },
       store,
       vectors,

@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
 import { fastRetries, startLocalDeployment } from '../../devstack/deployment.ts';
+import { freePort } from '../../devstack/ports.ts';
 import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';
 
@@ -31,6 +32,11 @@ declare module 'vitest' {
       modelApiKey: string;
       /** Test pages and fixtures, served on loopback and trusted by the workers. */
       pagesUrl: string;
+      /**
+       * A trusted origin on loopback where nothing listens until a test starts its own webhook receiver
+       * there (test/support/webhook-receiver.ts); one test file at a time uses it.
+       */
+      receiverUrl: string;
       faultsUrl: string;
       /** The API worker's settings, for tests that start their own copy with one changed. */
       apiVars: Record<string, string>;
@@ -62,9 +68,15 @@ export default async function setup(project: TestProject) {
 
   const pages = await startPageServer();
   cleanups.unshift(() => pages.stop());
+  const receiverUrl = `http://127.0.0.1:${await freePort()}`;
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl, qstashBackoffMs: fastRetries },
-    vars: { INGEST_TRUSTED_ORIGINS: pages.url },
+    vars: {
+      INGEST_TRUSTED_ORIGINS: `${pages.url},${receiverUrl}`,
+      // The suites make hundreds of requests a minute per user; test/api/rate-limits.test.ts runs a worker with the real limits.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      QUERY_RATE_LIMIT_PER_MINUTE: '1000000',
+    },
     quiet: true,
     logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG },
   }).catch(async (error) => {
@@ -100,6 +112,7 @@ export default async function setup(project: TestProject) {
     openaiBaseUrl: stack.openaiBaseUrl,
     modelApiKey: stack.keys.services.modelApiKey,
     pagesUrl: pages.url,
+    receiverUrl,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
     apiVars: deployment.apiVars,
   });

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from '@supabase/supabase-js';
 import { Index } from '@upstash/vector';
 import { expect } from 'vitest';
-import { createDocumentRepo } from '#core/db/documents.ts';
 import { createJobRepo } from '#core/db/jobs.ts';
 import type { FaultyService } from '../../devstack/faults.ts';
 import { api, db, stack } from './client.ts';
@@ -121,19 +120,21 @@ export async function queuedUrlJob(userId: string, url: string): Promise<{ jobId
   const sql = db();
   const documentId = randomUUID();
   const jobId = randomUUID();
-  await createDocumentRepo(sql).insert(sql, {
-    id: documentId,
-    collection_id: null,
-    user_id: userId,
-    name: url,
-    source_kind: 'url',
-    source_url: url,
-    content_type: 'text/html',
-    doc_type: null,
-    size_bytes: 0,
-    storage_path: null,
-    chunk_size: 1000,
-  });
-  await createJobRepo(sql).insert(sql, { id: jobId, user_id: userId, collection_id: null, document_id: documentId, source: url });
+  await createJobRepo(sql).insertWithDocument(
+    {
+      id: documentId,
+      collection_id: null,
+      user_id: userId,
+      name: url,
+      source_kind: 'url',
+      source_url: url,
+      content_type: 'text/html',
+      doc_type: null,
+      size_bytes: 0,
+      storage_path: null,
+      chunk_size: 1000,
+    },
+    { id: jobId, user_id: userId, collection_id: null, source: url },
+  );
   return { jobId, documentId };
 }

@@ -44,6 +44,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
     email: typeof payload.email === 'string' ? payload.email : null,
     // Only the boolean: the strings "false" and "true", or 1, are not an operator grant.
     isAdmin: appMetadata.is_admin === true,
+    key: null,
   };
 }
 

@@ -11,9 +11,9 @@ import type { AppEnv } from '../context.ts';
  */
 const allowedCors = cors({
   origin: (origin, c) => (loadConfig(c.env).CORS_ORIGINS.includes(origin) ? origin : null),
-  allowHeaders: ['Authorization', 'Content-Type'],
-  // Read by clients: the id to quote in a report, and how long to wait after a 503 or 429.
-  exposeHeaders: ['X-Request-Id', 'Retry-After'],
+  allowHeaders: ['Authorization', 'X-API-Key', 'Content-Type'],
+  // Read by clients: the id to quote in a report, how long to wait after a 503 or 429, and where the rate limits stand.
+  exposeHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'],
   maxAge: 600,
 });
 

@@ -1,15 +1,18 @@
 import { createMiddleware } from 'hono/factory';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { connect } from '#core/db/client.ts';
+import { loadConfig } from '../config.ts';
 import type { AppEnv } from '../context.ts';
 import { buildServices } from '../services/index.ts';
 
 /**
- * One database client per request. It is closed after the response, off the critical
- * path, and after any background work (a streamed answer and its recording) is done.
+ * The settings, then one database client per request (authentication may need it, for an API key).
+ * The client connects on its first query, and is closed after the response, off the critical path,
+ * and after any background work (a streamed answer and its recording) is done.
  */
 export const provideServices = createMiddleware<AppEnv>(async (c, next) => {
-  const config = c.get('config');
+  const config = loadConfig(c.env);
+  c.set('config', config);
   const sql = connect(config.HYPERDRIVE.connectionString);
   const pending: Promise<unknown>[] = [];
   c.set('services', buildServices(sql, config, adaptersFor(config)));

@@ -4,6 +4,7 @@ import {
   CollectionSchema,
   CreateCollectionSchema,
   DeletedSchema,
+  DocumentListQuery,
   DocumentParams,
   DocumentSchema,
   ListedCollectionSchema,
@@ -18,16 +19,22 @@ const route = taggedRoutes('Collections');
 const params = CollectionParams;
 
 const create = route.post('/collections', 'Create a collection', {
+  operationId: 'createCollection',
+  access: 'collections:write',
   request: { body: jsonBody(CreateCollectionSchema) },
   responses: { 200: json(CollectionSchema, 'The created collection') },
 });
 
 const list = route.get('/collections', 'List owned and shared collections', {
+  operationId: 'listCollections',
+  access: 'collections:read',
   description: 'Newest first. Collections shared with the caller carry `shared: true` and `permission`.',
   responses: { 200: json(z.array(ListedCollectionSchema), 'Collections') },
 });
 
 const remove = route.delete('/collections/{id}', 'Delete a collection (owner only)', {
+  operationId: 'deleteCollection',
+  access: 'collections:write',
   description:
     'Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.',
   request: { params },
@@ -36,12 +43,16 @@ const remove = route.delete('/collections/{id}', 'Delete a collection (owner onl
 });
 
 const getConfig = route.get('/collections/{id}/config', 'Read the retrieval config (admin only)', {
+  operationId: 'getCollectionConfig',
+  access: 'bearer',
   request: { params },
   responses: { 200: json(RetrievalConfigSchema, 'Stored config merged over defaults') },
   errors: collectionErrors,
 });
 
 const putConfig = route.put('/collections/{id}/config', 'Replace the retrieval config (admin only)', {
+  operationId: 'putCollectionConfig',
+  access: 'bearer',
   description:
     'Both fields are required. A new `chunk_size` applies to documents ingested afterwards; `POST /collections/{id}/rechunk` cuts the earlier ones again.',
   request: { params, body: jsonBody(RetrievalConfigSchema) },
@@ -50,6 +61,8 @@ const putConfig = route.put('/collections/{id}/config', 'Replace the retrieval c
 });
 
 const rechunk = route.post('/collections/{id}/rechunk', 'Re-chunk documents at the current chunk_size (admin only)', {
+  operationId: 'rechunkCollection',
+  access: 'bearer',
   description: `For each document cut at another \`chunk_size\` than the collection's current one, ingests its stored original
 again as a new document, with a job the caller polls at \`GET /ingest/jobs/{job_id}\`. The old document stays searchable
 until the new one is indexed (succeeded or partial), then is deleted with its vectors and files; if the job fails, the old
@@ -61,13 +74,19 @@ re-chunked are skipped, so a second call starts only what the first did not. Not
 });
 
 const documents = route.get('/collections/{id}/documents', 'List documents (owner or member)', {
-  description: 'Newest first. Documents still being ingested are listed with the chunks indexed so far.',
-  request: { params },
+  operationId: 'listDocuments',
+  access: 'collections:read',
+  description:
+    'Newest first. Documents still being ingested are listed with the chunks indexed so far. With `limit` and ' +
+    '`offset`, a page of the list; without them, the whole list.',
+  request: { params, query: DocumentListQuery },
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
   errors: collectionErrors,
 });
 
 const removeDocument = route.delete('/collections/{id}/documents/{document_id}', 'Delete a document (owner only)', {
+  operationId: 'deleteDocument',
+  access: 'ingest',
   description: 'Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.',
   request: { params: DocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
@@ -94,7 +113,11 @@ export function registerCollectionRoutes(app: App) {
   app.openapi(rechunk, async (c) =>
     c.json({ jobs: await c.var.services.ingest.rechunk(c.var.caller, c.req.valid('param').id) }, 200),
   );
-  app.openapi(documents, async (c) => c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id), 200));
+  app.openapi(documents, async (c) => {
+    const { limit, offset } = c.req.valid('query');
+    const page = limit === undefined && offset === undefined ? undefined : { limit: limit ?? null, offset: offset ?? 0 };
+    return c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id, page), 200);
+  });
   app.openapi(removeDocument, async (c) => {
     const { id, document_id } = c.req.valid('param');
     return c.json({ deleted: await c.var.services.documents.delete(c.var.caller, id, document_id) }, 200);

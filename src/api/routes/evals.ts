@@ -8,6 +8,8 @@ import { taggedRoutes } from './define-route.ts';
 const route = taggedRoutes('Evaluations', { errors: collectionErrors });
 
 const list = route.get('/evals/{collection_id}', 'List the collection’s evaluation records', {
+  operationId: 'listEvaluations',
+  access: 'collections:read',
   description: `One record per answered question in the collection, by any participant, newest first
 (\`created_at\`, then \`id\`, descending). For the owner and members; anyone else is 403.
 **Every participant sees every participant's records**, questions and answers included, as the contract's
@@ -22,6 +24,8 @@ sources and the chat session (sessions are private to their owner).`,
 });
 
 const stats = route.get('/evals/{collection_id}/stats', 'Aggregate the collection’s recent evaluations', {
+  operationId: 'getEvaluationStats',
+  access: 'collections:read',
   description: `Computed over the 500 most recent evaluation records of the collection. A record counts as
 scored when it has both scores; score averages, the daily trend's averages and the worst queries use
 scored records only, latency averages use every record (generation latency: those whose generation

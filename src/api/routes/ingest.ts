@@ -3,7 +3,15 @@ import type { App } from '../context.ts';
 import { DeletedSchema, DocumentSchema, PersonalDocumentParams } from '../schemas/collections.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
-import { IngestQuery, JobCreatedSchema, JobParams, JobSchema, UploadSchema, UrlIngestSchema } from '../schemas/ingest.ts';
+import {
+  IngestQuery,
+  JobCreatedSchema,
+  JobListQuery,
+  JobParams,
+  JobSchema,
+  UploadSchema,
+  UrlIngestSchema,
+} from '../schemas/ingest.ts';
 import { openFilePart } from '../uploads/multipart.ts';
 import { taggedRoutes } from './define-route.ts';
 
@@ -14,7 +22,15 @@ const QUOTA = `Each user's documents may make 100,000 chunks per UTC day by defa
 \`quota_exceeded\` with \`Retry-After\` (seconds until 00:00 UTC). A document accepted earlier keeps the chunks that
 fit and ends \`partial\`, or \`failed\` if none did, saying so. Deleting a document does not give its chunks back.`;
 
+const DUPLICATES = `The same bytes make one document per namespace: uploading a file the collection (or the personal
+namespace) already holds makes no second document and answers \`duplicate: true\` with that document's id. The
+\`job_id\` is the caller's own job if it is still at work on those bytes; otherwise a new job, already ended as the
+job that made the document ended (\`succeeded\` or \`partial\`, with that job's \`error_message\`), which fires its
+webhooks like any ending. Someone else's job still at work on the same bytes is 409: try again once it has ended.`;
+
 const upload = route.post('/ingest', 'Upload a file for ingestion', {
+  operationId: 'uploadFile',
+  access: 'ingest',
   description: `Returns at once with a job id; poll \`GET /ingest/jobs/{job_id}\`. Owner, or a member holding \`ingest\`.
 The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
 a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in whatever
@@ -24,39 +40,71 @@ before the body is read. Form fields before \`file\` may hold 64 KB in all (more
 a multipart boundary longer than 70 characters (RFC 2046) is 422. The document's name is the file's name without
 its path and without control or invisible format characters (bidi overrides, isolates and marks, zero-width spaces).
 Without \`collection_id\` the document goes to the caller's personal namespace, searched by a query with an empty \`collection_id\`.
+${DUPLICATES}
+With \`replace_document_id\` the file is a new version of that document (see the parameter).
 ${QUOTA}`,
   request: {
     query: IngestQuery,
     body: { required: true, content: { 'multipart/form-data': { schema: UploadSchema } } },
   },
   responses: { 200: json(JobCreatedSchema, 'The job was queued') },
-  errors: [...collectionErrors, 413, 415, 429, 502],
+  errors: [...collectionErrors, 409, 413, 415, 429, 502],
 });
 
 const ingestUrl = route.post('/ingest/url', 'Ingest a public web page or file by URL', {
+  operationId: 'ingestUrl',
+  access: 'ingest',
   description: `http or https on ports 80/443, no credentials, and a host that resolves only to public addresses;
 otherwise 422. Redirects are re-checked on every hop when the worker fetches. HTML is reduced to its main text;
 a URL serving a PDF or another supported type is parsed as that type.
 ${QUOTA}`,
   request: { body: jsonBody(UrlIngestSchema) },
   responses: { 200: json(JobCreatedSchema, 'The job was queued') },
-  errors: [...collectionErrors, 429],
+  errors: [...collectionErrors, 409, 429],
 });
 
 const personalDocuments = route.get('/ingest/documents', 'List the caller’s personal documents', {
+  operationId: 'listPersonalDocuments',
+  access: 'collections:read',
   description:
     'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.',
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
 });
 
 const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', 'Delete one of the caller’s personal documents', {
+  operationId: 'deletePersonalDocument',
+  access: 'ingest',
   description: 'Removes its vectors, stored files and rows. Anyone else’s document is 404.',
   request: { params: PersonalDocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
   errors: [404, 502],
 });
 
+const listJobs = route.get('/ingest/jobs', 'List the caller’s ingest jobs', {
+  operationId: 'listJobs',
+  access: 'ingest',
+  description: `The caller's own jobs, newest first, optionally one collection's (\`collection_id\`, or \`personal\`) and
+one status's. A key restricted to a collection lists that collection's jobs only (another \`collection_id\` is 403).`,
+  request: { query: JobListQuery },
+  responses: { 200: json(z.array(JobSchema), 'Jobs') },
+});
+
+const cancelJob = route.post('/ingest/jobs/{job_id}/cancel', 'Cancel an ingest job (its creator only)', {
+  operationId: 'cancelJob',
+  access: 'ingest',
+  description: `The job ends \`failed\` with \`error_message\` "Cancelled" at once, so none of its steps does anything more,
+and its webhooks fire (\`ingest.failed\`). Its document is removed with whatever was already indexed and stored; a
+step that was running takes back what it writes afterwards. A document the job was to replace stays as it was.
+Chunks already counted against the daily quota stay counted. Cancelling a cancelled job answers it again; a job that
+ended otherwise is 409. Anyone else's job is 404.`,
+  request: { params: JobParams },
+  responses: { 200: json(JobSchema, 'The cancelled job') },
+  errors: [404, 409, 502],
+});
+
 const getJob = route.get('/ingest/jobs/{job_id}', 'Read an ingest job (its creator only)', {
+  operationId: 'getJob',
+  access: 'ingest',
   description: `Status goes \`queued\` → \`processing\` → \`succeeded\`, \`partial\` or \`failed\`. \`chunks_processed\` advances
 against \`chunks_total\` while it runs. \`partial\` means part of the document was not read, and \`error_message\` says
 which, among them a document past its budget: by default 16,000,000 characters of text (a repeated shared string or
@@ -69,15 +117,28 @@ table header counts each time), 20,000 chunks and 2,000 PDF pages, or too comple
 export function registerIngestRoutes(app: App) {
   // Documented in OpenAPI but not validated by it: that would buffer a 50 MB body.
   app.openAPIRegistry.registerPath(upload);
-  app.post(upload.path, async (c) => {
+  app.post(upload.path, upload.middleware, async (c) => {
     const collectionId = c.req.query('collection_id') || undefined;
-    const jobId = await c.var.services.ingest.uploadFile(c.var.caller, collectionId, () => openFilePart(c.req.raw));
-    return c.json({ job_id: jobId }, 200);
+    const replaces = c.req.query('replace_document_id') || undefined;
+    const accepted = await c.var.services.ingest.uploadFile(c.var.caller, collectionId, () => openFilePart(c.req.raw), replaces);
+    return c.json(accepted, 200);
   });
   app.openapi(ingestUrl, async (c) => {
-    const { url, collection_id } = c.req.valid('json');
-    return c.json({ job_id: await c.var.services.ingest.ingestUrl(c.var.caller, collection_id || undefined, url) }, 200);
+    const { url, collection_id, replace_document_id } = c.req.valid('json');
+    const accepted = await c.var.services.ingest.ingestUrl(
+      c.var.caller,
+      collection_id || undefined,
+      url,
+      replace_document_id || undefined,
+    );
+    return c.json(accepted, 200);
   });
+  app.openapi(listJobs, async (c) => {
+    const { collection_id, ...filter } = c.req.valid('query');
+    const collectionId = collection_id === 'personal' ? null : collection_id || undefined;
+    return c.json(await c.var.services.ingest.listJobs(c.var.caller, { ...filter, collectionId }), 200);
+  });
+  app.openapi(cancelJob, async (c) => c.json(await c.var.services.ingest.cancel(c.var.caller, c.req.valid('param').job_id), 200));
   app.openapi(personalDocuments, async (c) => c.json(await c.var.services.documents.listPersonal(c.var.caller), 200));
   app.openapi(deletePersonalDocument, async (c) => {
     const deleted = await c.var.services.documents.deletePersonal(c.var.caller, c.req.valid('param').document_id);

@@ -16,6 +16,8 @@ import { taggedRoutes } from './define-route.ts';
 const route = taggedRoutes('Sharing', { errors: collectionErrors });
 
 const createShare = route.post('/collections/{id}/shares', 'Create an invite link (owner only)', {
+  operationId: 'createShare',
+  access: 'bearer',
   description:
     'Returns the share with its `share_token`, the only time the token is shown: the service stores only its ' +
     'SHA-256 and its first 6 characters (`token_prefix`). Optional `expires_at` (an ISO 8601 time in the future, ' +
@@ -26,6 +28,8 @@ const createShare = route.post('/collections/{id}/shares', 'Create an invite lin
 });
 
 const listShares = route.get('/collections/{id}/shares', 'List invite links and members (owner only)', {
+  operationId: 'listShares',
+  access: 'bearer',
   description:
     'Each link comes with `share_token: null` (its token cannot be shown again), `token_prefix` to tell links ' +
     'apart, and `expires_at`, `max_uses` and `uses`. Expired and used-up links stay listed until revoked.',
@@ -34,12 +38,16 @@ const listShares = route.get('/collections/{id}/shares', 'List invite links and 
 });
 
 const revokeShare = route.delete('/collections/{id}/shares/{share_id}', 'Revoke an invite link (owner only)', {
+  operationId: 'revokeShare',
+  access: 'bearer',
   description: 'The link stops working. Members who joined through it stay members.',
   request: { params: ShareParams },
   responses: { 200: json(z.object({ deleted: z.string() }), 'The revoked share id') },
 });
 
 const removeMember = route.delete('/collections/{id}/members/{member_id}', 'Remove a member (owner only)', {
+  operationId: 'removeMember',
+  access: 'bearer',
   description:
     'Also deletes that member’s chat sessions in this collection. No link created before the removal lets them ' +
     'back in (403); to invite them again, create a new link.',
@@ -48,6 +56,8 @@ const removeMember = route.delete('/collections/{id}/members/{member_id}', 'Remo
 });
 
 const join = route.post('/collections/join/{share_token}', 'Join a collection through an invite link', {
+  operationId: 'joinCollection',
+  access: 'bearer',
   description:
     'Returns `{collection, permission}` on joining, `{already_owner: true}` for the owner, or ' +
     '`{already_member: true, permission}` with the permission the member already holds (a second link does not change it; ' +

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import { RETRIEVAL_STRATEGIES } from '../services/collections.ts';
-import { CollectionParams, Id, Permission, pathParam, Timestamp, text } from './common.ts';
+import { CollectionParams, Id, optionalPageQuery, Permission, pathParam, Timestamp, text } from './common.ts';
 
 export const RetrievalConfigSchema = z
   .object({
@@ -56,3 +56,5 @@ export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted'
 const documentId = pathParam('document_id', 'Document id');
 export const DocumentParams = CollectionParams.extend({ document_id: documentId });
 export const PersonalDocumentParams = z.object({ document_id: documentId });
+
+export const DocumentListQuery = z.object(optionalPageQuery());

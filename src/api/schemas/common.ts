@@ -56,3 +56,28 @@ export const OptionalCollectionId = plainText()
 
 export const CollectionParams = z.object({ id: pathParam('id', 'Collection id') });
 export const ChatCollectionParams = z.object({ collection_id: pathParam('collection_id', 'Collection id') });
+
+const limit = z.coerce.number().int().min(1).max(200);
+const offset = z.coerce.number().int().min(0);
+// Spelled out: the generator otherwise describes a coerced number as nullable.
+const offsetDoc = { param: { name: 'offset', in: 'query' as const }, type: 'integer' as const, minimum: 0, example: 0 };
+
+/** `limit` (1–200, default `defaultLimit`) and `offset` (≥ 0, default 0) query parameters. */
+export const pageQuery = (defaultLimit: number) => ({
+  limit: limit.default(defaultLimit).openapi({
+    param: { name: 'limit', in: 'query' },
+    description: `Page size, 1–200 (default ${defaultLimit})`,
+    example: defaultLimit,
+  }),
+  offset: offset.default(0).openapi({ ...offsetDoc, default: 0, description: 'Items to skip, ≥ 0' }),
+});
+
+/** `limit` and `offset` for a list that is answered whole when neither is given. */
+export const optionalPageQuery = () => ({
+  limit: limit.optional().openapi({
+    param: { name: 'limit', in: 'query' },
+    description: 'Page size, 1–200; without `limit` and `offset`, the whole list',
+    example: 50,
+  }),
+  offset: offset.optional().openapi({ ...offsetDoc, description: 'Items to skip, ≥ 0 (default 0 when `limit` is given)' }),
+});

@@ -19,13 +19,22 @@ export const ErrorSchema = z
   .openapi('Error');
 
 const DESCRIPTIONS: Record<ErrorStatus, string> = {
-  401: 'Missing, malformed, invalid or expired bearer token (`Not authenticated`, `Invalid token`, `Token expired`).',
-  403: 'Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission.',
+  401:
+    'Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), ' +
+    '`Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` ' +
+    '(`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: ' +
+    '`Send either a bearer token or an API key, not both` (`ambiguous_credentials`).',
+  403:
+    'Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API ' +
+    'key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be.',
   404: 'The resource does not exist, or is not visible to the caller.',
+  409: 'The request conflicts with the resource’s state (a job that has already ended, a document being replaced).',
   413: 'The upload exceeds 50 MB.',
   415: 'Unsupported file type.',
   422: 'The request failed validation; `detail` lists each problem.',
-  429: 'The caller’s daily ingestion quota is used up (`quota_exceeded`); `Retry-After` gives the seconds until it resets at 00:00 UTC.',
+  429:
+    'Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up ' +
+    '(`quota_exceeded`). `Retry-After` gives the seconds to wait.',
   500: 'Unexpected failure, or the service is misconfigured.',
   502: 'An upstream service failed.',
   503: 'A dependency (identity provider, queue) is unavailable.',
@@ -41,8 +50,8 @@ export function errorResponses<const S extends ErrorStatus>(...statuses: S[]) {
   ) as Record<S | 500, { description: string; content: { 'application/json': { schema: typeof ErrorSchema } } }>;
 }
 
-/** Responses every authenticated route can give. */
-export const authErrors = [401, 422, 503] as const;
+/** Responses every authenticated route can give: 403 for an API key outside its scope, 429 past the rate limit. */
+export const authErrors = [401, 403, 422, 429, 503] as const;
 
 /** What a route on one collection adds: the caller may not use it, or it is not there. */
 export const collectionErrors = [403, 404] as const;

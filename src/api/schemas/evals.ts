@@ -1,33 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { Id, Timestamp } from './common.ts';
+import { Id, pageQuery, Timestamp } from './common.ts';
 
 const Score = z.number().min(0).max(1);
 const Millis = z.number().int();
 const MeanMillis = z.number().nullable().openapi({ description: 'Milliseconds; null when the window has no rows' });
 
-export const EvalListQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
-    .default(50)
-    .openapi({ param: { name: 'limit', in: 'query' }, description: 'Page size, 1–200', example: 50 }),
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    // Spelled out: the generator otherwise describes this coerced number as nullable.
-    .openapi({
-      param: { name: 'offset', in: 'query' },
-      type: 'integer',
-      minimum: 0,
-      default: 0,
-      description: 'Records to skip, ≥ 0',
-      example: 0,
-    }),
-});
+export const EvalListQuery = z.object(pageQuery(50));
 
 export const EvaluationSchema = z
   .object({

@@ -1,5 +1,16 @@
 import { z } from '@hono/zod-openapi';
-import { Id, OptionalCollectionId, pathParam, plainText, Timestamp, text } from './common.ts';
+import { JOB_STATUSES } from '#core/db/jobs.ts';
+import { Id, OptionalCollectionId, pageQuery, pathParam, plainText, Timestamp, text } from './common.ts';
+
+const JobStatusSchema = z.enum(JOB_STATUSES).openapi('JobStatus');
+
+const replaceDocumentId = plainText().openapi({
+  description:
+    'A document of the same collection (or personal namespace) that this one is a new version of. It stays ' +
+    'searchable until the new one is indexed (`succeeded` or `partial`), then goes with its vectors, chunks and file; ' +
+    'if the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is ' +
+    'still being ingested or replaced.',
+});
 
 export const IngestQuery = z.object({
   collection_id: plainText()
@@ -8,6 +19,7 @@ export const IngestQuery = z.object({
       param: { name: 'collection_id', in: 'query' },
       description: 'Target collection. Omitted or empty: the caller’s personal namespace.',
     }),
+  replace_document_id: replaceDocumentId.optional().openapi({ param: { name: 'replace_document_id', in: 'query' } }),
 });
 
 export const UploadSchema = z
@@ -22,10 +34,22 @@ export const UrlIngestSchema = z
   .object({
     url: text({ min: 1, max: 2048 }).openapi({ example: 'https://en.wikipedia.org/wiki/Retrieval-augmented_generation' }),
     collection_id: OptionalCollectionId,
+    replace_document_id: replaceDocumentId.nullish(),
   })
   .openapi('UrlIngest');
 
-export const JobCreatedSchema = z.object({ job_id: Id }).openapi('JobCreated');
+export const JobCreatedSchema = z
+  .object({
+    job_id: Id.openapi({ description: 'Poll `GET /ingest/jobs/{job_id}`, or register a webhook' }),
+    document_id: Id.openapi({ description: 'The document the job makes, or the one that already holds these bytes' }),
+    duplicate: z.boolean().openapi({
+      description:
+        'True when the namespace already holds a document with the same bytes: no second document is made. ' +
+        '`document_id` is that document, and `job_id` either the caller’s own job still at work on it or a new job ' +
+        'that ended at once as the job that made the document ended.',
+    }),
+  })
+  .openapi('JobCreated');
 
 export const RechunkSchema = z
   .object({
@@ -45,8 +69,14 @@ export const JobSchema = z
   .object({
     job_id: Id,
     collection_id: z.string().nullable().openapi({ description: 'Null for the personal namespace' }),
+    document_id: Id.nullable().openapi({
+      description: 'The document the job makes; null once a failed or cancelled job’s document has been removed',
+    }),
+    replaces_document_id: Id.nullable().openapi({
+      description: 'For a new version: the document it replaces once indexed; null otherwise, and once replaced',
+    }),
     source: z.string().openapi({ description: 'File name or URL' }),
-    status: z.enum(['queued', 'processing', 'succeeded', 'partial', 'failed']),
+    status: JobStatusSchema,
     chunks_processed: z.number().int(),
     chunks_total: z.number().int(),
     error_message: z
@@ -64,3 +94,14 @@ export const JobSchema = z
   .openapi('IngestJob');
 
 export const JobParams = z.object({ job_id: pathParam('job_id', 'Ingest job id') });
+
+export const JobListQuery = z.object({
+  collection_id: plainText()
+    .optional()
+    .openapi({
+      param: { name: 'collection_id', in: 'query' },
+      description: 'Only this collection’s jobs; `personal` for the personal namespace’s. Omitted: all.',
+    }),
+  status: JobStatusSchema.optional().openapi({ param: { name: 'status', in: 'query' } }),
+  ...pageQuery(50),
+});

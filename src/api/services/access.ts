@@ -11,19 +11,31 @@ export interface CollectionAccess {
   permission: Permission | null;
 }
 
+const RESTRICTED = 'This API key is restricted to another collection';
+
 /**
  * The collection access rules in one place: a collection that does not exist is
- * not_found for everyone; one that exists but is not the caller's to use is forbidden.
+ * not_found for everyone; one that exists but is not the caller's to use is forbidden,
+ * and so is one outside an API key's restriction.
  */
 export function createAccessService(collections: CollectionRepo) {
   async function load(caller: Caller, collectionId: string) {
     const row = isUuid(collectionId) ? await collections.findWithAccess(collectionId, caller.id) : undefined;
     if (!row) throw notFound('Collection');
+    if (!keyAllows(caller, row.id)) throw forbidden(RESTRICTED);
     const { member_permission, ...collection } = row;
     return { collection, member_permission };
   }
 
   return {
+    /** The caller's personal namespace, or any other place outside every collection: not for a restricted key. */
+    requireUnrestricted(caller: Caller): void {
+      if (caller.key?.collectionId) throw forbidden(RESTRICTED);
+    },
+
+    /** Whether the caller's key (if any) may reach this collection; for listings, which leave out the rest. */
+    keyAllows,
+
     async requireOwner(caller: Caller, collectionId: string): Promise<CollectionRow> {
       const { collection } = await load(caller, collectionId);
       if (collection.user_id !== caller.id) throw forbidden('Only the collection owner can do this');
@@ -46,3 +58,8 @@ export function createAccessService(collections: CollectionRepo) {
 }
 
 export type AccessService = ReturnType<typeof createAccessService>;
+
+function keyAllows(caller: Caller, collectionId: string | null): boolean {
+  const restriction = caller.key?.collectionId;
+  return !restriction || restriction === collectionId?.toLowerCase();
+}

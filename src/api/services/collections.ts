@@ -16,9 +16,15 @@ export const DEFAULT_CONFIG: RetrievalConfig = { chunk_size: 1000, retrieval_str
 export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 'access' | 'store' | 'vectors'>) {
   const { collections, access, store, vectors } = deps;
   return {
-    create: (caller: Caller, name: string) => collections.insert(caller.id, name),
+    create(caller: Caller, name: string) {
+      access.requireUnrestricted(caller);
+      return collections.insert(caller.id, name);
+    },
 
-    list: (caller: Caller) => collections.listVisibleTo(caller.id),
+    /** A key restricted to one collection sees that one only. */
+    async list(caller: Caller) {
+      return (await collections.listVisibleTo(caller.id)).filter((collection) => access.keyAllows(caller, collection.id));
+    },
 
     async getConfig(caller: Caller, collectionId: string): Promise<RetrievalConfig> {
       const collection = await access.requireAdmin(caller, collectionId);

@@ -1,9 +1,9 @@
 import { isUuid } from '#core/db/client.ts';
 import type { DocumentRow } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
-import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { ServiceDeps } from './deps.ts';
+import type { Purge } from './purge.ts';
 
 /** Signed links to originals are short-lived: clients fetch them on demand. */
 export const OPEN_URL_SECONDS = 3600;
@@ -19,16 +19,8 @@ export interface ListedDocument {
   open_url: string | null;
 }
 
-export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'>) {
-  const { access, documents, store, vectors } = deps;
-
-  /** Vectors first, then files, then rows: a failure part-way leaves the row, so a retry finishes the job. */
-  async function purge(doc: DocumentRow) {
-    const namespace = namespaceFor(doc.collection_id, doc.user_id);
-    await vectors.delete(namespace, await documents.vectorIds(doc.id));
-    await store.removeFolder(documentFolder(namespace, doc.id));
-    await documents.delete(doc.id);
-  }
+export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store'> & { purge: Purge }) {
+  const { access, documents, store, purge } = deps;
 
   /** Rows as clients see them, each upload with a fresh signed link. */
   async function present(rows: DocumentRow[]): Promise<ListedDocument[]> {
@@ -48,15 +40,20 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
   }
 
   return {
-    async list(caller: Caller, collectionId: string): Promise<ListedDocument[]> {
+    /** Every document, or a page of them when `page` is given. */
+    async list(caller: Caller, collectionId: string, page?: { limit: number | null; offset: number }): Promise<ListedDocument[]> {
       await access.requireParticipant(caller, collectionId);
-      return present(await documents.listForCollection(collectionId));
+      return present(await documents.listForCollection(collectionId, page));
     },
 
     /** The caller's personal namespace: only its owner sees or deletes these. */
-    listPersonal: async (caller: Caller): Promise<ListedDocument[]> => present(await documents.listPersonal(caller.id)),
+    async listPersonal(caller: Caller): Promise<ListedDocument[]> {
+      access.requireUnrestricted(caller);
+      return present(await documents.listPersonal(caller.id));
+    },
 
     async deletePersonal(caller: Caller, documentId: string): Promise<string> {
+      access.requireUnrestricted(caller);
       const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
       if (!doc) throw notFound('Document');
       await purge(doc);

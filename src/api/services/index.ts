@@ -1,5 +1,6 @@
 import type { Adapters } from '#core/adapters/index.ts';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
+import { createApiKeyRepo } from '#core/db/api-keys.ts';
 import type { Sql } from '#core/db/client.ts';
 import { createCollectionRepo } from '#core/db/collections.ts';
 import { createDocumentRepo } from '#core/db/documents.ts';
@@ -10,18 +11,23 @@ import { createJobRepo } from '#core/db/jobs.ts';
 import { createMemberRepo } from '#core/db/members.ts';
 import { createSessionRepo } from '#core/db/sessions.ts';
 import { createShareRepo } from '#core/db/shares.ts';
-import { checkUrl, createResolver, DnsError } from '#core/urls/dns.ts';
+import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
+import { createWebhookRepo } from '#core/db/webhooks.ts';
+import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
 import type { Config } from '../config.ts';
 import { createAccessService } from './access.ts';
 import { createAnswerService } from './answer.ts';
+import { createApiKeyService } from './api-keys.ts';
 import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
 import type { ServiceDeps } from './deps.ts';
 import { createDocumentService } from './documents.ts';
 import { createEvalService } from './evals.ts';
 import { createIngestService } from './ingest.ts';
+import { createPurge } from './purge.ts';
 import { createRetrievalService } from './retrieval.ts';
 import { createSharingService } from './sharing.ts';
+import { createWebhookService } from './webhooks.ts';
 
 /** Everything a request may use, built per request around its database client. */
 export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
@@ -37,25 +43,33 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     shares: createShareRepo(sql),
   };
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
+  // The URL-ingestion address policy: for the pages to ingest and for webhook receivers alike.
+  const checkUrl = (url: string) =>
+    checkUrlPolicy(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch((error: unknown) => {
+      // Our resolver's outage, not the user's bad URL.
+      throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
+    });
   const retrieval = createRetrievalService({ ...deps, fusion: config.RETRIEVAL_FUSION });
+  const purge = createPurge(deps);
+  const deliveries = createDeliveryRepo(sql);
   return {
     access: deps.access,
+    apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access }),
+    webhooks: createWebhookService({ webhooks: createWebhookRepo(sql), deliveries, access: deps.access, checkUrl }),
     collections: createCollectionService(deps),
-    documents: createDocumentService(deps),
+    documents: createDocumentService({ ...deps, purge }),
     ingest: createIngestService({
       access: deps.access,
       documents: deps.documents,
       jobs: createJobRepo(sql),
+      deliveries,
+      purge,
       quota: createQuotaRepo(sql),
       chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
       store: adapters.store,
       queue: adapters.queue,
       workerUrl: config.INGEST_WORKER_URL ?? null,
-      checkUrl: (url) =>
-        checkUrl(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch((error: unknown) => {
-          // Our resolver's outage, not the user's bad URL.
-          throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
-        }),
+      checkUrl,
     }),
     retrieval,
     answer: createAnswerService({

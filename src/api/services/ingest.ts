@@ -1,21 +1,25 @@
 import type { Queue } from '#core/adapters/queue.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
-import { isUuid } from '#core/db/client.ts';
+import { isUniqueViolation, isUuid } from '#core/db/client.ts';
 import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
 import type { QuotaRepo } from '#core/db/ingest-quota.ts';
-import type { JobRepo, JobRow } from '#core/db/jobs.ts';
+import type { JobEnding } from '#core/db/job-endings.ts';
+import { CANCELLED, type JobRepo, type JobRow, type JobStatus } from '#core/db/jobs.ts';
+import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { detectUploadType } from '#core/documents/detect-type.ts';
-import { DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
+import { conflict, DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
 import { quotaRefusal, secondsUntilQuotaResets } from '#core/ingest-quota.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
+import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import type { Caller } from '../auth/caller.ts';
 import { uploadTooLarge } from '../uploads/errors.ts';
 import type { FilePart } from '../uploads/multipart.ts';
-import { peek, TooLarge } from '../uploads/streams.ts';
+import { peek, sha256Passing, TooLarge } from '../uploads/streams.ts';
 import type { AccessService } from './access.ts';
 import { DEFAULT_CONFIG } from './collections.ts';
+import type { Purge } from './purge.ts';
 
 const SNIFF_BYTES = 64 * 1024;
 
@@ -23,6 +27,10 @@ export interface IngestDeps {
   access: AccessService;
   documents: DocumentRepo;
   jobs: JobRepo;
+  /** Webhook deliveries, which a job's ending (a cancellation, a duplicate) hands to the queue. */
+  deliveries: DeliveryRepo;
+  /** Removes a cancelled job's document with its vectors and files. */
+  purge: Purge;
   /** Chunks made today per user, against `chunksPerDay`. */
   quota: QuotaRepo;
   chunksPerDay: number;
@@ -33,23 +41,91 @@ export interface IngestDeps {
   checkUrl: (url: string) => Promise<UrlVerdict>;
 }
 
+/** Where a document goes: a collection or the personal space, its chunk size, and the document it replaces. */
+interface Target {
+  collectionId: string | null;
+  chunkSize: number;
+  replaces?: string;
+}
+
+/** What an ingest request answers: the job to watch, its document, and whether the bytes were already there. */
+export interface Accepted {
+  job_id: string;
+  document_id: string;
+  duplicate: boolean;
+}
+
 export function createIngestService(deps: IngestDeps) {
-  const { access, documents, jobs, store } = deps;
+  const { access, documents, jobs, store, purge } = deps;
 
   function requireQueue(): { queue: Queue; workerUrl: string } {
     if (!deps.queue || !deps.workerUrl) throw unavailable('Ingestion is disabled on this deployment');
     return { queue: deps.queue, workerUrl: deps.workerUrl };
   }
 
-  /** Owner, or a member holding `ingest`; without a collection, the caller's personal space. */
-  async function target(caller: Caller, collectionId: string | undefined) {
-    if (!collectionId) return { collectionId: null, chunkSize: DEFAULT_CONFIG.chunk_size };
-    const { collection, role, permission } = await access.requireParticipant(caller, collectionId);
-    if (role !== 'owner' && permission !== 'ingest') {
-      throw forbidden('Adding documents needs the ingest permission on this collection');
+  /**
+   * Owner, or a member holding `ingest`; without a collection, the caller's personal space. A new
+   * version (`replaces`) needs what deleting needs: the document's owner, and nothing else at work on it.
+   */
+  async function target(caller: Caller, collectionId: string | undefined, replaces?: string): Promise<Target> {
+    let target: Target;
+    if (!collectionId) {
+      access.requireUnrestricted(caller);
+      target = { collectionId: null, chunkSize: DEFAULT_CONFIG.chunk_size };
+    } else {
+      const { collection, role, permission } = await access.requireParticipant(caller, collectionId);
+      if (role !== 'owner' && permission !== 'ingest') {
+        throw forbidden('Adding documents needs the ingest permission on this collection');
+      }
+      if (replaces && role !== 'owner') throw forbidden('Only the collection owner can replace a document');
+      target = { collectionId: collection.id, chunkSize: Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size) };
     }
-    const chunkSize = Number(collection.config.chunk_size ?? DEFAULT_CONFIG.chunk_size);
-    return { collectionId: collection.id, chunkSize };
+    if (!replaces) return target;
+    const old = isUuid(replaces)
+      ? target.collectionId
+        ? await documents.findInCollection(target.collectionId, replaces)
+        : await documents.findPersonal(caller.id, replaces)
+      : undefined;
+    if (!old) throw notFound('Document to replace');
+    if (await documents.hasWorkInProgress(old.id)) {
+      throw conflict('The document is still being ingested or replaced; try again when its job has ended');
+    }
+    return { ...target, replaces: old.id };
+  }
+
+  /** A job's ending made webhook deliveries: they go to the queue now (the sweep queues any it could not take). */
+  async function deliver(ending: JobEnding) {
+    if (ending.ended && deps.queue && deps.workerUrl) {
+      await queueDeliveries({ queue: deps.queue, workerUrl: deps.workerUrl, deliveries: deps.deliveries }, ending.deliveries);
+    }
+  }
+
+  /**
+   * What an upload of bytes the namespace already holds gets: no second document. The caller's own job
+   * still at work on them is answered again; a job already ended gives the caller a new job, ended the same
+   * way at once (with its webhooks). Another user's upload still at work on them is a 409: try again later.
+   */
+  async function duplicateOf(caller: Caller, place: Target, sha256: string, source: string): Promise<Accepted | undefined> {
+    const existing = await documents.findByContent(place.collectionId, caller.id, sha256);
+    if (!existing) return undefined;
+    const made = existing.job;
+    if (made && (made.status === 'queued' || made.status === 'processing')) {
+      if (made.user_id !== caller.id) {
+        throw conflict('The same file is being ingested here by someone else right now; try again when that has finished');
+      }
+      return { job_id: made.id, document_id: existing.id, duplicate: true };
+    }
+    const jobId = crypto.randomUUID();
+    const ending = await jobs.insertEnded(
+      { id: jobId, user_id: caller.id, collection_id: place.collectionId, document_id: existing.id, source },
+      {
+        status: made && made.status !== 'processing' && made.status !== 'queued' ? made.status : 'succeeded',
+        errorMessage: made?.error_message ?? null,
+        chunks: existing.chunk_count,
+      },
+    );
+    await deliver(ending);
+    return { job_id: jobId, document_id: existing.id, duplicate: true };
   }
 
   /**
@@ -62,7 +138,7 @@ export function createIngestService(deps: IngestDeps) {
   }
 
   /** Rows, then the message; if the message cannot be queued, the rows go again. */
-  async function enqueue(caller: Caller, doc: NewDocument, replaces?: string): Promise<string> {
+  async function enqueue(caller: Caller, doc: NewDocument, replaces?: string): Promise<Accepted> {
     const { queue, workerUrl } = requireQueue();
     const jobId = crypto.randomUUID();
     await jobs.insertWithDocument(doc, {
@@ -79,24 +155,24 @@ export function createIngestService(deps: IngestDeps) {
       await documents.delete(doc.id);
       throw error;
     }
-    return jobId;
+    return { job_id: jobId, document_id: doc.id, duplicate: false };
   }
 
-  /** Sniffs the type, stores the original and queues its job; the file's limits end it with a 413. */
-  async function storeUpload(
-    caller: Caller,
-    { collectionId, chunkSize }: { collectionId: string | null; chunkSize: number },
-    file: FilePart,
-  ): Promise<string> {
+  /**
+   * Sniffs the type, stores the original while hashing it, and queues its job, unless the namespace holds
+   * the same bytes already (duplicateOf). The file's limits end it with a 413.
+   */
+  async function storeUpload(caller: Caller, place: Target, file: FilePart): Promise<Accepted> {
     const { head, complete, stream } = await peek(file.body, SNIFF_BYTES).catch(rethrowTooLarge);
     const detected = detectUploadType(file.filename, head, complete);
     if (!detected.ok) throw new DomainError('unsupported_type', detected.reason);
 
     const documentId = crypto.randomUUID();
-    const folder = documentFolder(namespaceFor(collectionId, caller.id), documentId);
+    const folder = documentFolder(namespaceFor(place.collectionId, caller.id), documentId);
     const key = `${folder}/original.${detected.type}`;
+    const hashed = sha256Passing(stream);
     try {
-      await store.put(key, stream, detected.contentType);
+      await store.put(key, hashed.stream, detected.contentType);
     } catch (error) {
       // A partial object may exist if the store accepted some bytes.
       await store.removeFolder(folder).catch(() => {});
@@ -109,10 +185,16 @@ export function createIngestService(deps: IngestDeps) {
       await store.removeFolder(folder);
       throw uploadTooLarge();
     }
+    const sha256 = await hashed.sha256();
     try {
-      return await enqueue(caller, {
+      const duplicate = await duplicateOf(caller, place, sha256, file.filename);
+      if (duplicate) {
+        await store.removeFolder(folder);
+        return duplicate;
+      }
+      const doc: NewDocument = {
         id: documentId,
-        collection_id: collectionId,
+        collection_id: place.collectionId,
         user_id: caller.id,
         name: file.filename,
         source_kind: 'upload',
@@ -121,8 +203,18 @@ export function createIngestService(deps: IngestDeps) {
         doc_type: detected.type,
         size_bytes: file.size(),
         storage_path: key,
-        chunk_size: chunkSize,
-      });
+        chunk_size: place.chunkSize,
+        content_sha256: sha256,
+      };
+      try {
+        return await enqueue(caller, doc, place.replaces);
+      } catch (error) {
+        // The same bytes arrived at the same moment (the unique index): answer as for any duplicate.
+        const raced = isUniqueViolation(error) ? await duplicateOf(caller, place, sha256, file.filename) : undefined;
+        if (!raced) throw error;
+        await store.removeFolder(folder);
+        return raced;
+      }
     } catch (error) {
       await store.removeFolder(folder).catch(() => {});
       throw error;
@@ -131,43 +223,53 @@ export function createIngestService(deps: IngestDeps) {
 
   return {
     /**
-     * Everything that can refuse an upload without its body (the queue, the caller's permission)
-     * is decided before `open` reads it.
+     * Everything that can refuse an upload without its body (the queue, the caller's permission, the
+     * document to replace) is decided before `open` reads it.
      */
-    async uploadFile(caller: Caller, collectionId: string | undefined, open: () => Promise<FilePart>): Promise<string> {
+    async uploadFile(
+      caller: Caller,
+      collectionId: string | undefined,
+      open: () => Promise<FilePart>,
+      replaces?: string,
+    ): Promise<Accepted> {
       const { queue } = requireQueue();
-      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      const place = await target(caller, collectionId, replaces);
       await requireQuota(caller);
       await queue.ready();
       const file = await open();
       try {
-        return await storeUpload(caller, { collectionId: cid, chunkSize }, file);
+        return await storeUpload(caller, place, file);
       } finally {
         await file.settle();
       }
     },
 
-    async ingestUrl(caller: Caller, collectionId: string | undefined, url: string): Promise<string> {
+    /** A web page is fetched by the worker, so its bytes are not known here: URLs are never duplicates. */
+    async ingestUrl(caller: Caller, collectionId: string | undefined, url: string, replaces?: string): Promise<Accepted> {
       requireQueue();
-      const { collectionId: cid, chunkSize } = await target(caller, collectionId);
+      const place = await target(caller, collectionId, replaces);
       await requireQuota(caller);
       const verdict = await deps.checkUrl(url);
       if (!verdict.ok) throw invalid('url', verdict.reason, 'url_refused');
       const href = verdict.url.href;
-      return enqueue(caller, {
-        id: crypto.randomUUID(),
-        collection_id: cid,
-        user_id: caller.id,
-        name: href,
-        source_kind: 'url',
-        source_url: href,
-        // Known once the worker has fetched it.
-        content_type: 'text/html',
-        doc_type: null,
-        size_bytes: 0,
-        storage_path: null,
-        chunk_size: chunkSize,
-      });
+      return enqueue(
+        caller,
+        {
+          id: crypto.randomUUID(),
+          collection_id: place.collectionId,
+          user_id: caller.id,
+          name: href,
+          source_kind: 'url',
+          source_url: href,
+          // Known once the worker has fetched it.
+          content_type: 'text/html',
+          doc_type: null,
+          size_bytes: 0,
+          storage_path: null,
+          chunk_size: place.chunkSize,
+        },
+        place.replaces,
+      );
     },
 
     /**
@@ -191,8 +293,13 @@ export function createIngestService(deps: IngestDeps) {
         await store.copy(doc.storage_path as string, key);
         try {
           const { chunk_count: _count, ...fields } = doc;
-          const jobId = await enqueue(caller, { ...fields, id, storage_path: key, chunk_size: chunkSize }, doc.id);
-          started.push({ job_id: jobId, document_id: doc.id, source: doc.source_url ?? doc.name });
+          // The copy's hash is taken over from the document it replaces once that one is gone (the unique index).
+          const { job_id } = await enqueue(
+            caller,
+            { ...fields, id, storage_path: key, chunk_size: chunkSize, content_sha256: null },
+            doc.id,
+          );
+          started.push({ job_id, document_id: doc.id, source: doc.source_url ?? doc.name });
         } catch (error) {
           await store.removeFolder(folder).catch(() => {});
           throw error;
@@ -202,11 +309,56 @@ export function createIngestService(deps: IngestDeps) {
     },
 
     async getJob(caller: Caller, jobId: string): Promise<JobRow> {
-      const job = isUuid(jobId) ? await jobs.findOwn(jobId, caller.id) : undefined;
-      if (!job) throw notFound('Job');
-      return job;
+      return ownJob(caller, jobId);
+    },
+
+    /**
+     * The caller's own jobs, newest first: all, one collection's, or (collectionId null) the personal
+     * namespace's. A key restricted to a collection sees that collection's only.
+     */
+    async listJobs(
+      caller: Caller,
+      filter: { collectionId?: string | null; status?: JobStatus; limit: number; offset: number },
+    ): Promise<JobRow[]> {
+      const restriction = caller.key?.collectionId;
+      if (restriction && filter.collectionId !== undefined && filter.collectionId?.toLowerCase() !== restriction) {
+        access.requireUnrestricted(caller);
+      }
+      const collectionId = restriction ?? filter.collectionId;
+      if (collectionId && !isUuid(collectionId)) return [];
+      return jobs.list(caller.id, { ...filter, collectionId });
+    },
+
+    /**
+     * Stops the creator's job: it ends `failed`, "Cancelled", at once (with its webhooks), so no later step
+     * does anything; then its document goes with whatever was indexed and stored. A step already running
+     * takes back what it writes after this (the ingest worker's takeBackIfGone). A document it was to
+     * replace stays. Cancelling again answers the same; a job that ended otherwise is 409.
+     */
+    async cancel(caller: Caller, jobId: string): Promise<JobRow> {
+      const job = await ownJob(caller, jobId);
+      const ending = await jobs.cancel(job.job_id, caller.id);
+      if (ending.ended) {
+        const doc = job.document_id ? await documents.find(job.document_id) : undefined;
+        // A duplicate's job ended at once, so only a job that made its document gets here.
+        if (doc) await purge(doc);
+        await deliver(ending);
+      }
+      const now = await ownJob(caller, jobId);
+      if (!ending.ended && !(now.status === 'failed' && now.error_message === CANCELLED)) {
+        throw conflict(`The job has already ended (${now.status})`);
+      }
+      return now;
     },
   };
+
+  /** Only the creator sees a job; a restricted key sees only its collection's jobs. */
+  async function ownJob(caller: Caller, jobId: string): Promise<JobRow> {
+    const job = isUuid(jobId) ? await jobs.findOwn(jobId, caller.id) : undefined;
+    if (!job) throw notFound('Job');
+    if (!access.keyAllows(caller, job.collection_id)) access.requireUnrestricted(caller);
+    return job;
+  }
 }
 
 function rethrowTooLarge(error: unknown): never {

@@ -112,7 +112,10 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
 
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
   async function scope(caller: Caller, collectionId: string | undefined): Promise<RetrievalScope> {
-    if (!collectionId) return { namespace: namespaceFor(null, caller.id), strategy: DEFAULT_CONFIG.retrieval_strategy };
+    if (!collectionId) {
+      access.requireUnrestricted(caller);
+      return { namespace: namespaceFor(null, caller.id), strategy: DEFAULT_CONFIG.retrieval_strategy };
+    }
     const { collection } = await access.requireParticipant(caller, collectionId);
     const strategy = (collection.config.retrieval_strategy as RetrievalStrategy | undefined) ?? DEFAULT_CONFIG.retrieval_strategy;
     return { namespace: namespaceFor(collection.id, collection.user_id), strategy };

@@ -47,3 +47,31 @@ export async function peek(
   });
   return { head: head.subarray(0, Math.min(length, bytes)), complete, stream: replay };
 }
+
+/** workerd's own (Node's types, which the tests compile this file with, do not have it). */
+type DigestStreamClass = new (algorithm: string) => WritableStream<Uint8Array> & { readonly digest: Promise<ArrayBuffer> };
+
+/**
+ * The stream's bytes pass through unchanged while workerd's DigestStream hashes them, so an upload is
+ * hashed as it is stored, never held whole. `sha256` resolves once the stream has been read to its end.
+ */
+export function sha256Passing(stream: ReadableStream<Uint8Array>): {
+  stream: ReadableStream<Uint8Array>;
+  sha256: () => Promise<string>;
+} {
+  const digest = new (crypto as unknown as { DigestStream: DigestStreamClass }).DigestStream('SHA-256');
+  const writer = digest.getWriter();
+  const passing = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      async transform(chunk, controller) {
+        await writer.write(chunk);
+        controller.enqueue(chunk);
+      },
+      flush: () => writer.close(),
+    }),
+  );
+  return {
+    stream: passing,
+    sha256: async () => [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, '0')).join(''),
+  };
+}

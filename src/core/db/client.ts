@@ -31,6 +31,11 @@ export function isMissingParent(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.code === '23503';
 }
 
+/** Postgres' unique_violation: a concurrent request inserted the same key first. */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === '23505';
+}
+
 /** postgres.js's own codes for a connection that failed, closed or timed out. */
 const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'CONNECTION_ENDED']);
 /** SQLSTATEs of a server that is going away or full: 08xxx connection exceptions, shutdowns, too many connections. */

@@ -1,5 +1,6 @@
 import type { DocType } from '../documents/detect-type.ts';
-import type { Sql, Tx } from './client.ts';
+import type { Sql } from './client.ts';
+import type { JobStatus } from './jobs.ts';
 
 export type SourceKind = 'upload' | 'url';
 
@@ -17,10 +18,12 @@ export interface DocumentRow {
   storage_path: string | null;
   chunk_size: number;
   chunk_count: number;
+  /** Of an upload's bytes; one document per namespace holds given bytes. Null for URLs and re-chunk copies. */
+  content_sha256: string | null;
   created_at: string;
 }
 
-export type NewDocument = Partial<Pick<DocumentRow, 'created_at'>> &
+export type NewDocument = Partial<Pick<DocumentRow, 'created_at' | 'content_sha256'>> &
   Pick<
     DocumentRow,
     | 'id'
@@ -38,10 +41,6 @@ export type NewDocument = Partial<Pick<DocumentRow, 'created_at'>> &
 
 export function createDocumentRepo(sql: Sql) {
   return {
-    async insert(tx: Tx | Sql, doc: NewDocument): Promise<void> {
-      await tx`insert into documents ${tx(doc)}`;
-    },
-
     async find(id: string): Promise<DocumentRow | undefined> {
       const [row] = await sql<DocumentRow[]>`select * from documents where id = ${id}`;
       return row;
@@ -52,9 +51,40 @@ export function createDocumentRepo(sql: Sql) {
       return row;
     },
 
-    listForCollection(collectionId: string): Promise<DocumentRow[]> {
+    /** Newest first; a page of them when `page` is given (a null limit: all from the offset). */
+    listForCollection(collectionId: string, page?: { limit: number | null; offset: number }): Promise<DocumentRow[]> {
       return sql<DocumentRow[]>`
-        select * from documents where collection_id = ${collectionId} order by created_at desc, id`;
+        select * from documents where collection_id = ${collectionId} order by created_at desc, id
+        ${page ? sql`limit ${page.limit} offset ${page.offset}` : sql``}`;
+    },
+
+    /**
+     * The document of the namespace that holds these bytes, with the job that made it (its first): what
+     * an upload of the same bytes answers with.
+     */
+    async findByContent(
+      collectionId: string | null,
+      userId: string,
+      sha256: string,
+    ): Promise<
+      (DocumentRow & { job: { id: string; user_id: string; status: JobStatus; error_message: string | null } | null }) | undefined
+    > {
+      const [row] = await sql<
+        (DocumentRow & { job: { id: string; user_id: string; status: JobStatus; error_message: string | null } | null })[]
+      >`
+        select d.*, (select jsonb_build_object('id', j.id, 'user_id', j.user_id, 'status', j.status, 'error_message', j.error_message)
+                       from ingest_jobs j where j.document_id = d.id order by j.created_at limit 1) as job
+          from documents d
+         where coalesce(d.collection_id, d.user_id) = ${collectionId ?? userId} and d.content_sha256 = ${sha256}`;
+      return row;
+    },
+
+    /** Whether a job is making or replacing this document right now. */
+    async hasWorkInProgress(id: string): Promise<boolean> {
+      const rows = await sql`
+        select 1 from ingest_jobs where (document_id = ${id} or replaces_document_id = ${id})
+                                    and status in ('queued', 'processing') limit 1`;
+      return rows.length > 0;
     },
 
     listPersonal(userId: string): Promise<DocumentRow[]> {

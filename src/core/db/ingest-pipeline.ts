@@ -1,6 +1,7 @@
 import type { DocType } from '../documents/detect-type.ts';
 import type { Sql } from './client.ts';
 import type { DocumentRow } from './documents.ts';
+import { type EndStatus, endJob, type JobEnding } from './job-endings.ts';
 import type { JobStatus } from './jobs.ts';
 
 export interface PipelineJob {
@@ -175,15 +176,19 @@ export function createPipelineDb(sql: Sql) {
       return { ...progress, extracted: progress.extracted ?? false, warnings: progress.warnings ?? [] };
     },
 
-    /** Only one caller wins the move to a terminal status; the others see false. */
-    async finish(
-      jobId: string,
-      status: Exclude<JobStatus, 'queued' | 'processing'>,
-      errorMessage: string | null,
-    ): Promise<boolean> {
-      const rows = await sql`update ingest_jobs set status = ${status}, error_message = ${errorMessage}, updated_at = now()
-                              where id = ${jobId} and status in ('queued', 'processing') returning id`;
-      return rows.length > 0;
+    /** Ends the job with its webhook deliveries (job-endings.ts); only one caller wins. */
+    finish: (jobId: string, status: EndStatus, errorMessage: string | null): Promise<JobEnding> =>
+      endJob(sql, jobId, status, errorMessage),
+
+    /**
+     * A re-chunk's copy takes the content hash of the document it replaced, in the statement that deletes
+     * that document's row, so that the same bytes stay one document (the unique index) throughout.
+     */
+    async replaceDocument(oldId: string, newId: string): Promise<void> {
+      await sql`
+        with old as (delete from documents where id = ${oldId} returning content_sha256)
+        update documents set content_sha256 = coalesce(content_sha256, (select content_sha256 from old))
+         where id = ${newId}`;
     },
 
     async vectorIds(documentId: string): Promise<string[]> {

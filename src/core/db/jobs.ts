@@ -1,11 +1,17 @@
-import type { Sql, Tx } from './client.ts';
+import type { Sql } from './client.ts';
 import type { NewDocument } from './documents.ts';
+import { endJob, type JobEnding } from './job-endings.ts';
 
 export type JobStatus = 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
+export const JOB_STATUSES = ['queued', 'processing', 'succeeded', 'partial', 'failed'] as const satisfies readonly JobStatus[];
 
 export interface JobRow {
   job_id: string;
   collection_id: string | null;
+  /** The document it makes; null once a failed or cancelled job's document is removed. */
+  document_id: string | null;
+  /** A new version's job: the document it replaces once it is indexed. */
+  replaces_document_id: string | null;
   source: string;
   status: JobStatus;
   chunks_processed: number;
@@ -15,15 +21,22 @@ export interface JobRow {
   updated_at: string;
 }
 
+export interface JobFilter {
+  /** A collection's jobs; null: the personal namespace's; undefined: all. */
+  collectionId?: string | null;
+  status?: JobStatus;
+  limit: number;
+  offset: number;
+}
+
+/** The message of a job its creator cancelled. */
+export const CANCELLED = 'Cancelled';
+
+const COLUMNS = `id as job_id, collection_id, document_id, replaces_document_id, source, status, chunks_processed,
+                 chunks_total, error_message, created_at, updated_at`;
+
 export function createJobRepo(sql: Sql) {
   return {
-    async insert(
-      tx: Tx | Sql,
-      job: { id: string; user_id: string; collection_id: string | null; document_id: string | null; source: string },
-    ): Promise<void> {
-      await tx`insert into ingest_jobs ${tx(job)}`;
-    },
-
     /**
      * A document and its job in one statement: as atomic as a transaction, without holding a
      * connection (or PGlite's one session) across round trips between the two inserts.
@@ -39,14 +52,44 @@ export function createJobRepo(sql: Sql) {
                 ${job.replaces_document_id ?? null})`;
     },
 
+    /**
+     * A job for bytes the namespace already holds: it does no work, and ends at once as the job that
+     * made the document ended, with its webhook deliveries like any ending.
+     */
+    async insertEnded(
+      job: { id: string; user_id: string; collection_id: string | null; document_id: string; source: string },
+      ending: { status: 'succeeded' | 'partial' | 'failed'; errorMessage: string | null; chunks: number },
+    ): Promise<JobEnding> {
+      await sql`
+        insert into ingest_jobs (id, user_id, collection_id, document_id, source, chunks_processed, chunks_total, extracted)
+        values (${job.id}, ${job.user_id}, ${job.collection_id}, ${job.document_id}, ${job.source},
+                ${ending.chunks}, ${ending.chunks}, true)`;
+      return endJob(sql, job.id, ending.status, ending.errorMessage);
+    },
+
     /** Only the creator sees a job; to anyone else it does not exist. */
     async findOwn(id: string, userId: string): Promise<JobRow | undefined> {
       const [row] = await sql<JobRow[]>`
-        select id as job_id, collection_id, source, status, chunks_processed, chunks_total,
-               error_message, created_at, updated_at
-          from ingest_jobs where id = ${id} and user_id = ${userId}`;
+        select ${sql.unsafe(COLUMNS)} from ingest_jobs where id = ${id} and user_id = ${userId}`;
       return row;
     },
+
+    /** The caller's own jobs, newest first. */
+    list(userId: string, filter: JobFilter): Promise<JobRow[]> {
+      const inCollection =
+        filter.collectionId === undefined
+          ? sql``
+          : filter.collectionId === null
+            ? sql`and collection_id is null`
+            : sql`and collection_id = ${filter.collectionId}`;
+      return sql<JobRow[]>`
+        select ${sql.unsafe(COLUMNS)} from ingest_jobs
+         where user_id = ${userId} ${inCollection} ${filter.status ? sql`and status = ${filter.status}` : sql``}
+         order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`;
+    },
+
+    /** Ends the creator's unfinished job as failed, "Cancelled"; false if it had already ended. */
+    cancel: (id: string, userId: string): Promise<JobEnding> => endJob(sql, id, 'failed', CANCELLED, userId),
 
     async delete(id: string): Promise<void> {
       await sql`delete from ingest_jobs where id = ${id}`;

@@ -3,24 +3,28 @@ import { adaptersFor } from '#core/adapters/index.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createSweepsDb, type SweepsDb } from '#core/db/sweeps.ts';
+import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '#core/messages/ingest.ts';
+import { WEBHOOK_PATH, WEBHOOK_RETRIES, type WebhookMessage } from '#core/messages/webhooks.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
-import { createResolver } from '#core/urls/dns.ts';
+import { checkUrl, createResolver } from '#core/urls/dns.ts';
 import { guardedFetch } from '#core/urls/guarded-fetch.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { recordFailedStep, runStep } from './steps.ts';
-import { sweepStaleJobs } from './sweep.ts';
+import { sweepStaleJobs, sweepUnqueuedDeliveries } from './sweep.ts';
+import { type DeliveryDeps, deliverWebhook, giveUpDelivery } from './webhooks/deliver.ts';
 
-const Message = z.discriminatedUnion('step', [
+const StepMessage = z.discriminatedUnion('step', [
   z.object({ job_id: z.uuid(), step: z.literal('extract'), from_page: z.number().int().min(1).optional() }),
   z.object({ job_id: z.uuid(), step: z.literal('embed'), from: z.number().int().min(0), to: z.number().int().min(1) }),
 ]) satisfies z.ZodType<IngestMessage>;
+const DeliveryMessage = z.object({ delivery_id: z.uuid() }) satisfies z.ZodType<WebhookMessage>;
 
-type IngestDeps = PipelineDeps & { sweeps: SweepsDb; sweepAfterMinutes: number };
+type IngestDeps = PipelineDeps & DeliveryDeps & { sweeps: SweepsDb; sweepAfterMinutes: number };
 
-const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage> = {
+const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMessage> = {
   loadConfig: loadIngestConfig,
   signing: (config) => ({
     workerUrl: config.INGEST_WORKER_URL,
@@ -32,6 +36,7 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage> = {
     return {
       ...adaptersFor(config),
       db: createPipelineDb(sql),
+      deliveries: createDeliveryRepo(sql),
       sweeps: createSweepsDb(sql),
       sweepAfterMinutes: config.INGEST_SWEEP_AFTER_MINUTES,
       quota: { ...createQuotaRepo(sql), perDay: config.INGEST_DAILY_CHUNKS_PER_USER },
@@ -44,16 +49,24 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage> = {
       },
       fetchUrl: (url) =>
         guardedFetch(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS, maxBytes: MAX_DOCUMENT_BYTES }),
+      // Webhook receivers pass the same address policy as ingested URLs, trusted origins included.
+      checkUrl: (url) => checkUrl(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }),
     };
   },
   routes: {
-    [STEP_PATH]: { message: Message, refusal: 'Not an ingest message', retries: STEP_RETRIES, handle: runStep },
+    [STEP_PATH]: { message: StepMessage, refusal: 'Not an ingest message', retries: STEP_RETRIES, handle: runStep },
+    [WEBHOOK_PATH]: {
+      message: DeliveryMessage,
+      refusal: 'Not a webhook delivery message',
+      retries: WEBHOOK_RETRIES,
+      handle: deliverWebhook,
+    },
   },
   failures: {
     path: FAILURE_PATH,
-    message: Message,
-    refusal: 'Not a failure callback for an ingest message',
-    handle: (deps, message) => recordFailedStep(deps, message),
+    message: z.union([StepMessage, DeliveryMessage]),
+    refusal: 'Not a failure callback for an ingest or webhook message',
+    handle: (deps, message) => ('delivery_id' in message ? giveUpDelivery(deps, message) : recordFailedStep(deps, message)),
   },
   retryDetail: 'Step failed; it will be retried',
   logLabel: 'ingest step failed:',
@@ -61,8 +74,14 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage> = {
 
 const app = createQStashWorker(worker);
 
-/** QStash delivers the steps; the cron picks up jobs whose messages were all lost (sweep.ts). */
+/**
+ * QStash delivers the steps and the webhook deliveries; the cron picks up jobs whose messages were all
+ * lost, and deliveries never handed to the queue (sweep.ts).
+ */
 export default {
   fetch: app.fetch,
-  scheduled: sweepOnSchedule(worker, (deps) => sweepStaleJobs(deps, deps.sweepAfterMinutes)),
+  scheduled: sweepOnSchedule(worker, async (deps) => ({
+    ...(await sweepStaleJobs(deps, deps.sweepAfterMinutes)),
+    ...(await sweepUnqueuedDeliveries(deps)),
+  })),
 };

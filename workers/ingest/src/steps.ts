@@ -4,7 +4,7 @@ import type { Attempt } from '#core/qstash/worker-shell.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
-import { failJob, finishIfComplete } from './pipeline/finish.ts';
+import { failJob, finishIfComplete, settleEnded, takeBackIfGone } from './pipeline/finish.ts';
 import { failureDetail, JOB_MESSAGES, sortFailure } from './pipeline/job-messages.ts';
 
 /**
@@ -14,8 +14,9 @@ import { failureDetail, JOB_MESSAGES, sortFailure } from './pipeline/job-message
  */
 export async function runStep(deps: PipelineDeps, message: IngestMessage, attempt: Attempt): Promise<void> {
   const job = await deps.db.job(message.job_id);
-  // Gone (collection or user deleted) or already finished: nothing to do.
-  if (!job || TERMINAL.includes(job.status)) return;
+  // Gone (collection or user deleted): nothing to do. Ended: only what follows an ending, if it did not happen.
+  if (!job) return;
+  if (TERMINAL.includes(job.status)) return settleEnded(deps, job);
   const document = job.document;
   if (!document) return failJob(deps, job.id, null, JOB_MESSAGES.deleted);
   const current = { ...job, document };
@@ -24,11 +25,14 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
     try {
       await extract(deps, current, message.from_page);
     } catch (error) {
+      // Deleted or cancelled while it ran (its rows could not be saved): take back the figures it stored.
+      if (await takeBackIfGone(deps, document)) return;
       const failure = sortFailure(error, attempt);
       if (failure.retry) throw error;
       console.error(`job ${job.id}: extract failed for good: ${failureDetail(error)}`);
       return failJob(deps, job.id, document, failure.message);
     }
+    await takeBackIfGone(deps, document);
     return;
   }
   await embedBatch(deps, current, message, attempt);
@@ -37,7 +41,8 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
 /** QStash's failure callback: every retry of a step failed, so record it rather than wait forever. */
 export async function recordFailedStep(deps: PipelineDeps, message: IngestMessage): Promise<void> {
   const job = await deps.db.job(message.job_id);
-  if (!job || TERMINAL.includes(job.status)) return;
+  if (!job) return;
+  if (TERMINAL.includes(job.status)) return settleEnded(deps, job);
   if (message.step === 'extract' || !job.document) {
     return failJob(deps, job.id, job.document, JOB_MESSAGES.workerFailed);
   }

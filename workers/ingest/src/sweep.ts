@@ -1,5 +1,6 @@
 import type { SweepsDb } from '#core/db/sweeps.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
+import { queueDeliveries } from '#core/messages/webhooks.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { failJob } from './pipeline/finish.ts';
 import { JOB_MESSAGES } from './pipeline/job-messages.ts';
@@ -28,4 +29,15 @@ export async function sweepStaleJobs(deps: PipelineDeps & { sweeps: SweepsDb }, 
   if (requeue.length > 0) await deps.queue.publish(requeue);
   if (stale.length > 0) console.log(`sweep: ${requeue.length} stale jobs queued again, ${stale.length - requeue.length} failed`);
   return { swept: stale.length };
+}
+
+/** Deliveries older than this and never handed to the queue: the step that made them could not queue them. */
+const UNQUEUED_AFTER_MINUTES = 5;
+
+/** Deliveries whose hand-over to the queue failed and was never retried (the job's steps all ended). */
+export async function sweepUnqueuedDeliveries(deps: PipelineDeps) {
+  const ids = await deps.deliveries.unqueued(UNQUEUED_AFTER_MINUTES, BATCH);
+  await queueDeliveries(deps, ids);
+  if (ids.length > 0) console.log(`sweep: ${ids.length} webhook deliveries queued`);
+  return { deliveries: ids.length };
 }

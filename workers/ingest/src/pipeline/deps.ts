@@ -4,11 +4,14 @@ import type { ObjectStore } from '#core/adapters/storage.ts';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import type { PipelineDb } from '#core/db/ingest-pipeline.ts';
 import type { QuotaRepo } from '#core/db/ingest-quota.ts';
+import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
 import type { DocumentBudget } from './read-range.ts';
 
 export interface PipelineDeps {
   db: PipelineDb;
+  /** Webhook deliveries: a job's ending hands its own to the queue. */
+  deliveries: DeliveryRepo;
   store: ObjectStore;
   vectors: VectorStore;
   models: Models;

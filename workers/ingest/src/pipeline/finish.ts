@@ -1,5 +1,7 @@
 import type { DocumentRow } from '#core/db/documents.ts';
 import type { PipelineJob } from '#core/db/ingest-pipeline.ts';
+import type { EndStatus } from '#core/db/job-endings.ts';
+import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { PipelineDeps } from './deps.ts';
 import { storableMessage } from './job-messages.ts';
@@ -26,22 +28,60 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
     );
     return;
   }
-  // A re-chunk's new document is indexed: the one it replaces goes first, so that a failure here is retried
-  // with the job still open, and both are never left searchable.
-  if (job.replaces_document_id) {
-    await removeDocument(deps, { ...job.document, id: job.replaces_document_id });
-  }
-  if (problems.length > 0) await deps.db.finish(job.id, 'partial', storableMessage(`Partly ingested: ${problems.join('; ')}`));
-  else await deps.db.finish(job.id, 'succeeded', null);
+  const status = problems.length > 0 ? 'partial' : 'succeeded';
+  await endJob(deps, job.id, status, problems.length > 0 ? storableMessage(`Partly ingested: ${problems.join('; ')}`) : null);
+  await settleEnded(deps, { ...job, status });
 }
 
-/** A document's vectors, files and rows; each part may already be gone. */
-async function removeDocument(deps: PipelineDeps, doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>) {
+/**
+ * What follows a job's ending, safe to repeat: a step redelivered after it (a failure below, a lost
+ * answer) runs this again. The document a replacement (a new version, a re-chunk) was indexed to
+ * replace goes only now, so that a job cancelled or failed before this point leaves it as it was.
+ * Deliveries the queue did not take are handed to it again.
+ */
+export async function settleEnded(
+  deps: PipelineDeps,
+  job: Pick<PipelineJob, 'id' | 'status' | 'replaces_document_id'> & {
+    document: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'> | null;
+  },
+) {
+  if (job.replaces_document_id && job.document && (job.status === 'succeeded' || job.status === 'partial')) {
+    await removeDocument(deps, { ...job.document, id: job.replaces_document_id }, job.document.id);
+  }
+  await queueDeliveries(deps, await deps.deliveries.unqueuedForJob(job.id));
+}
+
+/** Ends the job; its webhook deliveries go to the queue now, or, if that fails, when settleEnded runs again. */
+async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, message: string | null) {
+  const ending = await deps.db.finish(jobId, status, message);
+  if (ending.ended) await queueDeliveries(deps, ending.deliveries);
+}
+
+/**
+ * A document's vectors, files and rows; each part may already be gone. `replacedBy` names the
+ * replacement, which takes over the document's content hash as the document's row goes.
+ */
+async function removeDocument(
+  deps: PipelineDeps,
+  doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>,
+  replacedBy?: string,
+) {
   const namespace = namespaceFor(doc.collection_id, doc.user_id);
   const ids = await deps.db.vectorIds(doc.id);
   if (ids.length > 0) await deps.vectors.delete(namespace, ids);
   await deps.store.removeFolder(documentFolder(namespace, doc.id));
-  await deps.db.deleteDocument(doc.id);
+  if (replacedBy) await deps.db.replaceDocument(doc.id, replacedBy);
+  else await deps.db.deleteDocument(doc.id);
+}
+
+/**
+ * A document deleted, or its job cancelled, while a step wrote to it: the step's writes went in after the
+ * purge, so they are removed here (the embed step takes back its own vectors the same way).
+ */
+export async function takeBackIfGone(deps: PipelineDeps, doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>) {
+  if (await deps.db.documentExists(doc.id)) return false;
+  await deps.store.removeFolder(documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id));
+  return true;
 }
 
 /**
@@ -57,5 +97,5 @@ export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRo
       console.error(`job ${jobId}: clean-up of document ${doc.id} failed; the row stays for a later delete:`, error);
     }
   }
-  await deps.db.finish(jobId, 'failed', storableMessage(message));
+  await endJob(deps, jobId, 'failed', storableMessage(message));
 }

@@ -1,0 +1,83 @@
+import { z } from '@hono/zod-openapi';
+import type { App } from '../context.ts';
+import { json, jsonBody } from '../schemas/common.ts';
+import {
+  CreatedWebhookSchema,
+  CreateWebhookSchema,
+  DeliveryListQuery,
+  DeliverySchema,
+  UpdateWebhookSchema,
+  WebhookParams,
+  WebhookSchema,
+} from '../schemas/webhooks.ts';
+import { taggedRoutes } from './define-route.ts';
+
+const route = taggedRoutes('Webhooks');
+
+const create = route.post('/webhooks', 'Register a webhook', {
+  operationId: 'createWebhook',
+  access: 'bearer',
+  description: `When one of your ingest jobs ends, the service POSTs its \`WebhookPayload\` to \`url\` for each event you
+asked for (\`ingest.succeeded\`, \`ingest.failed\`, \`ingest.partial\`), optionally only for jobs in \`collection_id\` (which
+you must be able to use: 403, or 404 if there is no such collection). Every delivery is signed: \`X-Service-Signature:
+sha256=<hex HMAC-SHA-256 of the raw body under secret>\`; \`X-Service-Delivery\` is the same on every retry. A 2xx answer
+within 10 s delivers it; anything else is retried by the queue with backoff, 5 times over about 31 hours. Redirects
+are not followed. The URL must pass the URL-ingestion address policy (422 with the reason), now and at every delivery.
+A slow or failing receiver never delays ingestion or changes a job. The \`secret\` is in this answer only. At most
+20 webhooks per user (409).`,
+  request: { body: jsonBody(CreateWebhookSchema) },
+  responses: { 200: json(CreatedWebhookSchema, 'The registration, with its secret') },
+  errors: [404, 409],
+});
+
+const list = route.get('/webhooks', 'List your webhooks', {
+  operationId: 'listWebhooks',
+  access: 'bearer',
+  description: 'Newest first, without their secrets.',
+  responses: { 200: json(z.array(WebhookSchema), 'Webhooks') },
+});
+
+const update = route.patch('/webhooks/{id}', 'Change a webhook', {
+  operationId: 'updateWebhook',
+  access: 'bearer',
+  description:
+    'Any of `url` (checked again, 422 if refused), `events` and `active` (false pauses it: deliveries due meanwhile are ' +
+    '`skipped`). Anyone else’s webhook is 404.',
+  request: { params: WebhookParams, body: jsonBody(UpdateWebhookSchema) },
+  responses: { 200: json(WebhookSchema, 'The webhook as it is now') },
+  errors: [404],
+});
+
+const remove = route.delete('/webhooks/{id}', 'Delete a webhook', {
+  operationId: 'deleteWebhook',
+  access: 'bearer',
+  description: 'With its delivery records; deliveries not yet made are dropped. Anyone else’s webhook is 404.',
+  request: { params: WebhookParams },
+  responses: { 200: json(z.object({ deleted: z.string() }), 'The deleted webhook’s id') },
+  errors: [404],
+});
+
+const deliveries = route.get('/webhooks/{id}/deliveries', 'Recent deliveries of a webhook', {
+  operationId: 'listWebhookDeliveries',
+  access: 'bearer',
+  description:
+    'Newest first: each event sent, with its status, the last response code and error, how many attempts were made ' +
+    '(the last 20 of them itemised), and when the next retry is due. Anyone else’s webhook is 404.',
+  request: { params: WebhookParams, query: DeliveryListQuery },
+  responses: { 200: json(z.array(DeliverySchema), 'Deliveries') },
+  errors: [404],
+});
+
+export function registerWebhookRoutes(app: App) {
+  app.openapi(create, async (c) => c.json(await c.var.services.webhooks.create(c.var.caller, c.req.valid('json')), 200));
+  app.openapi(list, async (c) => c.json(await c.var.services.webhooks.list(c.var.caller), 200));
+  app.openapi(update, async (c) =>
+    c.json(await c.var.services.webhooks.update(c.var.caller, c.req.valid('param').id, c.req.valid('json')), 200),
+  );
+  app.openapi(remove, async (c) =>
+    c.json({ deleted: await c.var.services.webhooks.delete(c.var.caller, c.req.valid('param').id) }, 200),
+  );
+  app.openapi(deliveries, async (c) =>
+    c.json(await c.var.services.webhooks.deliveries(c.var.caller, c.req.valid('param').id, c.req.valid('query')), 200),
+  );
+}

@@ -1,0 +1,99 @@
+import { z } from '@hono/zod-openapi';
+import { WEBHOOK_EVENTS } from '#core/messages/webhooks.ts';
+import { Id, pageQuery, pathParam, plainText, Timestamp, text } from './common.ts';
+
+export const WebhookEventSchema = z.enum(WEBHOOK_EVENTS).openapi('WebhookEvent');
+
+const url = text({ min: 1, max: 2048 }).openapi({
+  description:
+    'Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses ' +
+    '(the URL-ingestion policy, whose trusted origins are allowed too), checked again at every delivery. ' +
+    'Redirects are not followed.',
+  example: 'https://example.com/hooks/rag',
+});
+const events = z.array(WebhookEventSchema).min(1);
+
+const webhookFields = {
+  id: Id,
+  url: z.string(),
+  events: z.array(WebhookEventSchema),
+  collection_id: Id.nullable().openapi({ description: 'Only jobs in this collection; null: all the caller’s jobs' }),
+  active: z.boolean().openapi({ description: 'A paused registration gets no deliveries' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+export const WebhookSchema = z.object(webhookFields).openapi('Webhook');
+
+export const CreatedWebhookSchema = z
+  .object({
+    ...webhookFields,
+    secret: z.string().openapi({
+      description: 'Signs every delivery: `X-Service-Signature: sha256=<hex HMAC-SHA-256 of the raw body>`. Returned only here.',
+      example: 'whsec_…',
+    }),
+  })
+  .openapi('CreatedWebhook');
+
+export const CreateWebhookSchema = z
+  .object({ url, events, collection_id: plainText().nullish().openapi({ description: 'Only this collection’s jobs' }) })
+  .strict()
+  .openapi('CreateWebhook');
+
+export const UpdateWebhookSchema = z
+  .object({ url: url.optional(), events: events.optional(), active: z.boolean().optional() })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'Give at least one of url, events, active')
+  .openapi('UpdateWebhook');
+
+export const WebhookPayloadSchema = z
+  .object({
+    event: WebhookEventSchema,
+    job_id: Id,
+    collection_id: Id.nullable().openapi({ description: 'Null for the personal namespace' }),
+    document_id: Id.nullable().openapi({ description: 'Null when a failed or cancelled job’s document is gone' }),
+    source: z.string().openapi({ description: 'File name or URL' }),
+    chunks_total: z.number().int(),
+    error_message: z.string().nullable(),
+    occurred_at: Timestamp,
+  })
+  .openapi('WebhookPayload', {
+    description:
+      'The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers: `X-Service-Signature` ' +
+      '(`sha256=` and the hex HMAC-SHA-256 of the raw body under the secret), `X-Service-Delivery` (the delivery id, ' +
+      'the same on every retry: drop duplicates by it) and `X-Service-Event`.',
+  });
+
+const AttemptSchema = z.object({
+  attempt: z.number().int(),
+  at: Timestamp,
+  response_status: z.number().int().nullable().openapi({ description: 'Null when the receiver gave no answer' }),
+  error: z.string().nullable(),
+  duration_ms: z.number().int(),
+});
+
+export const DeliverySchema = z
+  .object({
+    id: Id.openapi({ description: 'Sent as `X-Service-Delivery`' }),
+    webhook_id: Id,
+    job_id: Id,
+    event: WebhookEventSchema,
+    status: z.enum(['pending', 'delivered', 'retrying', 'failed', 'skipped']).openapi({
+      description:
+        '`pending`: not attempted yet; `retrying`: an attempt failed and another is due at `next_retry_at`; ' +
+        '`delivered`: a 2xx answer; `failed`: every attempt failed, or the URL is now refused; `skipped`: paused.',
+    }),
+    attempts: z.number().int(),
+    response_status: z.number().int().nullable().openapi({ description: 'The last attempt’s HTTP status' }),
+    last_error: z.string().nullable(),
+    next_retry_at: Timestamp.nullable().openapi({
+      description: 'When the queue retries, by its backoff (about 12 s, 2.5 min, 30 min, 6 h, 24 h); null when settled',
+    }),
+    attempts_log: z.array(AttemptSchema).openapi({ description: 'The last 20 attempts, oldest first' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .openapi('WebhookDelivery');
+
+export const WebhookParams = z.object({ id: pathParam('id', 'Webhook id') });
+export const DeliveryListQuery = z.object(pageQuery(50));

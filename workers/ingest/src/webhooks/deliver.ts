@@ -1,0 +1,57 @@
+import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
+import { nextRetryDelaySeconds, type WebhookMessage } from '#core/messages/webhooks.ts';
+import type { Attempt } from '#core/qstash/worker-shell.ts';
+import type { UrlVerdict } from '#core/urls/url-policy.ts';
+import { sendToReceiver } from './send.ts';
+
+export interface DeliveryDeps {
+  deliveries: DeliveryRepo;
+  checkUrl: (url: string) => Promise<UrlVerdict>;
+}
+
+/** Thrown so that QStash retries the delivery with its backoff; the attempt is already recorded. */
+export class AttemptFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AttemptFailed';
+  }
+}
+
+/**
+ * One attempt of one delivery, recorded whatever its outcome. A failed attempt throws, so that QStash
+ * retries it; the last one, or a URL the policy now refuses, settles the delivery as failed. A
+ * delivery for a registration paused since is skipped. Jobs never wait on any of this.
+ */
+export async function deliverWebhook(deps: DeliveryDeps, message: WebhookMessage, attempt: Attempt): Promise<void> {
+  const target = await deps.deliveries.target(message.delivery_id);
+  // Gone with its registration, or settled by an earlier delivery of the same message.
+  if (!target || ['delivered', 'failed', 'skipped'].includes(target.status)) return;
+  const started = Date.now();
+  if (!target.active) {
+    return deps.deliveries.record(target.id, {
+      status: 'skipped',
+      responseStatus: null,
+      error: 'The webhook was paused before this delivery',
+      nextRetryAt: null,
+      durationMs: 0,
+    });
+  }
+  const sent = await sendToReceiver(
+    { url: target.url, secret: target.secret, payload: target.payload, event: target.event, deliveryId: target.id },
+    deps.checkUrl,
+  );
+  const last = sent.final || attempt.final;
+  await deps.deliveries.record(target.id, {
+    status: sent.ok ? 'delivered' : last ? 'failed' : 'retrying',
+    responseStatus: sent.responseStatus,
+    error: sent.error,
+    nextRetryAt: sent.ok || last ? null : new Date(Date.now() + nextRetryDelaySeconds(attempt.retried) * 1000),
+    durationMs: Date.now() - started,
+  });
+  if (!sent.ok && !last) throw new AttemptFailed(`webhook delivery ${target.id}: ${sent.error}`);
+}
+
+/** QStash's failure callback: no attempt got through. */
+export async function giveUpDelivery(deps: Pick<DeliveryDeps, 'deliveries'>, message: WebhookMessage): Promise<void> {
+  await deps.deliveries.giveUp(message.delivery_id, 'Every attempt failed');
+}
