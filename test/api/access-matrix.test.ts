@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
+import { api, db, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
+import { queuedJob } from '../support/queued-job.ts';
 
 /**
  * The cast, an outsider whose token says `is_admin: "false"` (a string is no admin grant), and a
@@ -12,11 +13,28 @@ type Callers = Cast & { falseAdmin: TestUser; removed: TestUser };
 type Role = keyof Callers;
 const ROLES: Role[] = ['stranger', 'falseAdmin', 'removed', 'admin', 'memberQuery', 'memberIngest', 'owner'];
 
+type Scope = 'query' | 'ingest' | 'collections:read' | 'collections:write';
+const ALL_SCOPES: Scope[] = ['query', 'ingest', 'collections:read', 'collections:write'];
+
+/**
+ * Where an endpoint acts, which decides what a key restricted to one collection may do there: in the
+ * fixture's collection, in the personal namespace, on a new collection, or on the caller's own things
+ * anywhere (listings, which leave out what the restriction excludes).
+ */
+type Place = 'collection' | 'personal' | 'new' | 'anywhere';
+
 interface Endpoint {
   name: string;
   method: string;
   path: string;
   body?: Record<string, unknown>;
+  /** A multipart upload of a small text file (unique bytes each time) instead of a JSON body. */
+  upload?: boolean;
+  /** Who may call it: a bearer token only, or also an API key with this scope (the README's table). */
+  scope: Scope | 'bearer';
+  place: Place;
+  /** It can succeed only once per fixture (a deletion, a revocation): every success gets a fixture of its own. */
+  consumes?: boolean;
   /** Expected status for each authenticated caller; 200s run last, the owner's very last. */
   expect: Record<Role, number>;
 }
@@ -32,45 +50,97 @@ const ingesters = { ...outsiders, admin: 403, memberQuery: 403, memberIngest: 20
 const joiners = { ...everyone, removed: 403 };
 // Another user's session is 404 to members; the collection itself is 403 to outsiders.
 const sessionOwner = { ...outsiders, admin: 403, memberQuery: 404, memberIngest: 404, owner: 200 };
+// The owner's own job, key or webhook: not there for anyone else, whatever their part in the collection.
+const ownerThing = { stranger: 404, falseAdmin: 404, removed: 404, admin: 404, memberQuery: 404, memberIngest: 404, owner: 200 };
 
 /** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
-function endpoint(name: string, route: string, expect: Record<Role, number>, body?: Record<string, unknown>): Endpoint {
+function endpoint(
+  name: string,
+  route: string,
+  access: { scope: Scope | 'bearer'; place: Place; consumes?: boolean; upload?: boolean },
+  expect: Record<Role, number>,
+  body?: Record<string, unknown>,
+): Endpoint {
   const [method, path] = route.split(' ') as [string, string];
-  return { name, method, path, body, expect };
+  return { name, method, path, body, expect, ...access };
 }
 
+const inCollection = (scope: Scope | 'bearer', consumes = false) => ({ scope, place: 'collection' as const, consumes });
 const question = { question: 'anything at all', collection_id: '{collection}' };
 const ENDPOINTS: Endpoint[] = [
-  endpoint('create collection', 'POST /collections/', everyone, { name: 'Mine' }),
-  endpoint('list collections', 'GET /collections/', everyone),
-  endpoint('delete collection', 'DELETE /collections/{collection}', ownerOnly),
-  endpoint('get config', 'GET /collections/{collection}/config', adminOnly),
-  endpoint('put config', 'PUT /collections/{collection}/config', adminOnly, { chunk_size: 500, retrieval_strategy: 'mmr' }),
-  endpoint('rechunk', 'POST /collections/{collection}/rechunk', adminOnly),
-  endpoint('list documents', 'GET /collections/{collection}/documents', participants),
-  endpoint('ingest url', 'POST /ingest/url', ingesters, { url: '{pages}/article.html', collection_id: '{collection}' }),
-  endpoint('search', 'POST /query/search', participants, question),
-  endpoint('ask', 'POST /query/', participants, question),
-  endpoint('list evaluations', 'GET /evals/{collection}', participants),
-  endpoint('evaluation stats', 'GET /evals/{collection}/stats', participants),
-  endpoint('create share', 'POST /collections/{collection}/shares', ownerOnly, { permission: 'query' }),
-  endpoint('list shares', 'GET /collections/{collection}/shares', ownerOnly),
-  endpoint('revoke share', 'DELETE /collections/{collection}/shares/{queryShare}', ownerOnly),
-  endpoint('remove member', 'DELETE /collections/{collection}/members/{memberQuery}', ownerOnly),
-  endpoint('join', 'POST /collections/join/{ingestShareToken}', joiners),
-  endpoint('create session', 'POST /chat/{collection}/sessions', participants, { title: 'New' }),
-  endpoint('list sessions', 'GET /chat/{collection}/sessions', participants),
-  endpoint('read session', 'GET /chat/{collection}/sessions/{ownerSession}', sessionOwner),
-  endpoint('rename session', 'PATCH /chat/{collection}/sessions/{ownerSession}', sessionOwner, { title: 'Renamed' }),
-  endpoint('delete session', 'DELETE /chat/{collection}/sessions/{ownerSession}', sessionOwner),
-  endpoint('chat members', 'GET /chat/{collection}/members', participants),
-  endpoint('share session', 'POST /chat/{collection}/sessions/{ownerSession}/share', sessionOwner, {
+  endpoint('create collection', 'POST /collections/', { scope: 'collections:write', place: 'new' }, everyone, { name: 'Mine' }),
+  endpoint('list collections', 'GET /collections/', { scope: 'collections:read', place: 'anywhere' }, everyone),
+  endpoint('delete collection', 'DELETE /collections/{collection}', inCollection('collections:write', true), ownerOnly),
+  endpoint('get config', 'GET /collections/{collection}/config', inCollection('bearer'), adminOnly),
+  endpoint('put config', 'PUT /collections/{collection}/config', inCollection('bearer'), adminOnly, {
+    chunk_size: 500,
+    retrieval_strategy: 'mmr',
+  }),
+  endpoint('rechunk', 'POST /collections/{collection}/rechunk', inCollection('bearer'), adminOnly),
+  endpoint('list documents', 'GET /collections/{collection}/documents', inCollection('collections:read'), participants),
+  endpoint('delete document', 'DELETE /collections/{collection}/documents/{document}', inCollection('ingest', true), ownerOnly),
+  endpoint('upload file', 'POST /ingest/?collection_id={collection}', { ...inCollection('ingest'), upload: true }, ingesters),
+  endpoint('ingest url', 'POST /ingest/url', inCollection('ingest'), ingesters, {
+    url: '{pages}/article.html',
+    collection_id: '{collection}',
+  }),
+  endpoint('list jobs', 'GET /ingest/jobs', { scope: 'ingest', place: 'anywhere' }, everyone),
+  endpoint('read job', 'GET /ingest/jobs/{job}', inCollection('ingest'), ownerThing),
+  endpoint('cancel job', 'POST /ingest/jobs/{job}/cancel', inCollection('ingest'), ownerThing),
+  endpoint('personal documents', 'GET /ingest/documents', { scope: 'collections:read', place: 'personal' }, everyone),
+  endpoint(
+    'delete personal document',
+    'DELETE /ingest/documents/{personalDocument}',
+    { scope: 'ingest', place: 'personal', consumes: true },
+    ownerThing,
+  ),
+  endpoint('search', 'POST /query/search', inCollection('query'), participants, question),
+  endpoint('ask', 'POST /query/', inCollection('query'), participants, question),
+  endpoint('list evaluations', 'GET /evals/{collection}', inCollection('collections:read'), participants),
+  endpoint('evaluation stats', 'GET /evals/{collection}/stats', inCollection('collections:read'), participants),
+  endpoint('create share', 'POST /collections/{collection}/shares', inCollection('bearer'), ownerOnly, { permission: 'query' }),
+  endpoint('list shares', 'GET /collections/{collection}/shares', inCollection('bearer'), ownerOnly),
+  endpoint('revoke share', 'DELETE /collections/{collection}/shares/{queryShare}', inCollection('bearer', true), ownerOnly),
+  endpoint('remove member', 'DELETE /collections/{collection}/members/{memberQuery}', inCollection('bearer', true), ownerOnly),
+  endpoint('join', 'POST /collections/join/{ingestShareToken}', { scope: 'bearer', place: 'anywhere' }, joiners),
+  endpoint('create session', 'POST /chat/{collection}/sessions', inCollection('query'), participants, { title: 'New' }),
+  endpoint('list sessions', 'GET /chat/{collection}/sessions', inCollection('query'), participants),
+  endpoint('read session', 'GET /chat/{collection}/sessions/{ownerSession}', inCollection('query'), sessionOwner),
+  endpoint('rename session', 'PATCH /chat/{collection}/sessions/{ownerSession}', inCollection('query'), sessionOwner, {
+    title: 'Renamed',
+  }),
+  endpoint('delete session', 'DELETE /chat/{collection}/sessions/{ownerSession}', inCollection('query', true), sessionOwner),
+  endpoint('chat members', 'GET /chat/{collection}/members', inCollection('bearer'), participants),
+  endpoint('share session', 'POST /chat/{collection}/sessions/{ownerSession}/share', inCollection('bearer'), sessionOwner, {
     target_user_id: '{memberQuery}',
   }),
+  endpoint('create key', 'POST /keys/', { scope: 'bearer', place: 'anywhere' }, everyone, { name: 'k', scopes: ['query'] }),
+  endpoint('list keys', 'GET /keys/', { scope: 'bearer', place: 'anywhere' }, everyone),
+  endpoint('revoke key', 'DELETE /keys/{ownerKey}', { scope: 'bearer', place: 'anywhere', consumes: true }, ownerThing),
+  endpoint('create webhook', 'POST /webhooks/', { scope: 'bearer', place: 'anywhere' }, everyone, {
+    url: '{pages}/hook',
+    events: ['ingest.failed'],
+  }),
+  endpoint('list webhooks', 'GET /webhooks/', { scope: 'bearer', place: 'anywhere' }, everyone),
+  endpoint('update webhook', 'PATCH /webhooks/{ownerHook}', { scope: 'bearer', place: 'anywhere' }, ownerThing, {
+    active: false,
+  }),
+  endpoint('webhook deliveries', 'GET /webhooks/{ownerHook}/deliveries', { scope: 'bearer', place: 'anywhere' }, ownerThing),
+  endpoint('delete webhook', 'DELETE /webhooks/{ownerHook}', { scope: 'bearer', place: 'anywhere', consumes: true }, ownerThing),
 ];
 
+/** The shared collection and the owner's own things the paths name. */
+interface Fixture extends SharedCollection {
+  /** A queued job of the owner's in the collection, and its document. */
+  job: string;
+  document: string;
+  personalDocument: string;
+  ownerKey: string;
+  ownerHook: string;
+}
+
 /** An endpoint's path and body with every {name} replaced by what it stands for in this fixture. */
-function request({ path, body }: Endpoint, fx: SharedCollection, cast: Callers) {
+function request({ path, body }: Endpoint, fx: Fixture, cast: Callers) {
   const values: Record<string, string> = {
     collection: fx.collectionId,
     queryShare: fx.queryShare.id,
@@ -78,6 +148,11 @@ function request({ path, body }: Endpoint, fx: SharedCollection, cast: Callers) 
     ownerSession: fx.sessions.owner,
     memberQuery: cast.memberQuery.id,
     pages: stack.pagesUrl,
+    job: fx.job,
+    document: fx.document,
+    personalDocument: fx.personalDocument,
+    ownerKey: fx.ownerKey,
+    ownerHook: fx.ownerHook,
   };
   const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] as string);
   return {
@@ -88,24 +163,39 @@ function request({ path, body }: Endpoint, fx: SharedCollection, cast: Callers) 
   };
 }
 
-// Every endpoint but 'create collection', 'list collections' and 'join' names a collection.
+/** A bearer token or an API key, as the request's credential headers. */
+type Credential = { token: string } | { apiKey: string };
+const headersOf = (credential: Credential): Record<string, string> =>
+  'token' in credential ? { Authorization: `Bearer ${credential.token}` } : { 'X-API-Key': credential.apiKey };
+
+/** Sends the endpoint's request with these headers: JSON, or a multipart upload of fresh bytes. */
+async function send(e: Endpoint, fx: Fixture, headers: Record<string, string>) {
+  const { path, body } = request(e, fx, cast);
+  if (!e.upload) return api(e.method, path, { headers, body });
+  const form = new FormData();
+  form.append('file', new Blob([`Notes ${randomUUID()}: the tide comes in twice a day.`]), 'notes.txt');
+  const response = await fetch(`${stack.apiUrl}${path}`, { method: e.method, headers, body: form });
+  return { status: response.status, body: await response.json().catch(() => null), headers: response.headers };
+}
+
+// Every endpoint that names the collection in its path or body.
 const COLLECTION_SCOPED = new Set(ENDPOINTS.filter((e) => JSON.stringify(e).includes('{collection}')));
 
 let cast: Callers;
-const badTokens: { name: string; header: (cast: Callers) => Promise<string | undefined>; detail: string }[] = [
-  { name: 'no token', header: async () => undefined, detail: 'Not authenticated' },
-  { name: 'malformed header', header: async (c) => `Token ${c.owner.token}`, detail: 'Not authenticated' },
-  { name: 'empty bearer', header: async () => 'Bearer ', detail: 'Not authenticated' },
+const badTokens: { name: string; header: (cast: Callers) => Promise<Record<string, string>>; detail: string }[] = [
+  { name: 'no token', header: async () => ({}), detail: 'Not authenticated' },
+  { name: 'malformed header', header: async (c) => ({ Authorization: `Token ${c.owner.token}` }), detail: 'Not authenticated' },
+  { name: 'empty bearer', header: async () => ({ Authorization: 'Bearer ' }), detail: 'Not authenticated' },
   {
     name: 'expired',
-    header: async (c) => `Bearer ${await mintToken({ sub: c.owner.id }, { expiresIn: Math.floor(Date.now() / 1000) - 120 })}`,
+    header: async (c) => bearer(await mintToken({ sub: c.owner.id }, { expiresIn: Math.floor(Date.now() / 1000) - 120 })),
     detail: 'Token expired',
   },
   {
     name: 'bad signature',
     header: async (c) => {
       const { privateKey } = await generateKeyPair('ES256');
-      return `Bearer ${await mintToken({ sub: c.owner.id }, { key: privateKey })}`;
+      return bearer(await mintToken({ sub: c.owner.id }, { key: privateKey }));
     },
     detail: 'Invalid token',
   },
@@ -116,13 +206,13 @@ const badTokens: { name: string; header: (cast: Callers) => Promise<string | und
       const forged = Buffer.from(JSON.stringify({ sub: c.owner.id, aud: 'authenticated', exp: 4102444800 })).toString(
         'base64url',
       );
-      return `Bearer ${h}.${forged}.${s}`;
+      return bearer(`${h}.${forged}.${s}`);
     },
     detail: 'Invalid token',
   },
   {
     name: 'wrong audience',
-    header: async (c) => `Bearer ${await mintToken({ sub: c.owner.id, aud: 'anon' })}`,
+    header: async (c) => bearer(await mintToken({ sub: c.owner.id, aud: 'anon' })),
     detail: 'Invalid token',
   },
   {
@@ -130,7 +220,9 @@ const badTokens: { name: string; header: (cast: Callers) => Promise<string | und
     header: async (c) => {
       const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
       const now = Math.floor(Date.now() / 1000);
-      return `Bearer ${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: c.owner.id, aud: 'authenticated', iat: now, exp: now + 600 })}.`;
+      return bearer(
+        `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: c.owner.id, aud: 'authenticated', iat: now, exp: now + 600 })}.`,
+      );
     },
     detail: 'Invalid token',
   },
@@ -139,7 +231,7 @@ const badTokens: { name: string; header: (cast: Callers) => Promise<string | und
     header: async (c) => {
       const { d: _d, ...publicJwk } = JSON.parse(stack.privateJwk);
       const secret = new TextEncoder().encode(JSON.stringify(publicJwk));
-      return `Bearer ${await mintToken({ sub: c.owner.id }, { key: secret, alg: 'HS256' })}`;
+      return bearer(await mintToken({ sub: c.owner.id }, { key: secret, alg: 'HS256' }));
     },
     detail: 'Invalid token',
   },
@@ -148,43 +240,149 @@ const badTokens: { name: string; header: (cast: Callers) => Promise<string | und
     header: async (c) => {
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
       await exportJWK(privateKey);
-      return `Bearer ${await mintToken({ sub: c.owner.id }, { key: privateKey, kid: 'rotated-away' })}`;
+      return bearer(await mintToken({ sub: c.owner.id }, { key: privateKey, kid: 'rotated-away' }));
     },
     detail: 'Invalid token',
   },
   {
     name: 'jku header pointing elsewhere',
-    header: async (c) => `Bearer ${await mintToken({ sub: c.owner.id }, { header: { jku: 'http://127.0.0.1:1/evil.json' } })}`,
+    header: async (c) => bearer(await mintToken({ sub: c.owner.id }, { header: { jku: 'http://127.0.0.1:1/evil.json' } })),
     detail: 'Invalid token',
   },
+  { name: 'API key of the wrong shape', header: async () => ({ 'X-API-Key': 'not-a-key' }), detail: 'Invalid API key' },
+  {
+    name: 'API key that was never issued',
+    header: async () => ({
+      'X-API-Key': `rag_${Buffer.from(randomUUID() + randomUUID())
+        .toString('base64url')
+        .slice(0, 43)}`,
+    }),
+    detail: 'Invalid API key',
+  },
+  { name: 'revoked API key', header: async () => ({ 'X-API-Key': deadKeys.revoked }), detail: 'API key revoked' },
+  { name: 'expired API key', header: async () => ({ 'X-API-Key': deadKeys.expired }), detail: 'API key expired' },
+  {
+    name: 'a bearer token and an API key together',
+    header: async (c) => ({ Authorization: `Bearer ${c.owner.token}`, 'X-API-Key': liveOwnerKey }),
+    detail: 'Send either a bearer token or an API key, not both',
+  },
 ];
+
+function bearer(token: string) {
+  return { Authorization: `Bearer ${token}` };
+}
+
+/**
+ * The API-key callers. Each key authenticates as its owner, limited by its scopes and restriction;
+ * `ofMember` is a key of the member holding `query`, which no scope lifts above that permission.
+ */
+interface KeyCaller {
+  owner: 'owner' | 'memberQuery';
+  scopes: Scope[];
+  restriction: 'inside' | 'outside' | null;
+}
+const KEY_CALLERS: Record<string, KeyCaller> = {
+  queryKey: { owner: 'owner', scopes: ['query'], restriction: null },
+  ingestKey: { owner: 'owner', scopes: ['ingest'], restriction: null },
+  readKey: { owner: 'owner', scopes: ['collections:read'], restriction: null },
+  writeKey: { owner: 'owner', scopes: ['collections:write'], restriction: null },
+  insideKey: { owner: 'owner', scopes: ALL_SCOPES, restriction: 'inside' },
+  outsideKey: { owner: 'owner', scopes: ALL_SCOPES, restriction: 'outside' },
+  memberKey: { owner: 'memberQuery', scopes: ALL_SCOPES, restriction: null },
+};
+
+/** What a key caller gets: the scope first, then the restriction, then whatever its owner would get. */
+function keyExpectation(e: Endpoint, key: KeyCaller): number {
+  if (e.scope === 'bearer' || !key.scopes.includes(e.scope)) return 403;
+  if (key.restriction && (e.place === 'personal' || e.place === 'new')) return 403;
+  if (key.restriction === 'outside' && e.place === 'collection') return 403;
+  return e.expect[key.owner];
+}
+
+let deadKeys: { revoked: string; expired: string };
+let liveOwnerKey: string;
+let otherCollection: string;
+
+async function createKey(
+  user: TestUser,
+  scopes: Scope[],
+  collectionId: string | null = null,
+): Promise<{ id: string; key: string }> {
+  const created = await api('POST', '/keys/', {
+    token: user.token,
+    body: { name: 'matrix', scopes, collection_id: collectionId },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  return created.body;
+}
 
 beforeAll(async () => {
   const [users, falseAdmin, removed] = await Promise.all([castUsers(), signUp('false-admin'), signUp('removed')]);
   const token = await mintToken({ sub: falseAdmin.id, email: falseAdmin.email, app_metadata: { is_admin: 'false' } });
   cast = { ...users, falseAdmin: { ...falseAdmin, token }, removed };
+  const other = await api('POST', '/collections/', { token: cast.owner.token, body: { name: 'Elsewhere' } });
+  otherCollection = other.body.id;
+  liveOwnerKey = (await createKey(cast.owner, ALL_SCOPES)).key;
+  const revoked = await createKey(cast.owner, ALL_SCOPES);
+  expect((await api('DELETE', `/keys/${revoked.id}`, { token: cast.owner.token })).status).toBe(200);
+  const expired = await createKey(cast.owner, ALL_SCOPES);
+  await db()`update api_keys set expires_at = now() - interval '1 minute' where id = ${expired.id}`;
+  deadKeys = { revoked: revoked.key, expired: expired.key };
 });
 
-/** The shared collection, which `removed` joined through its ingest link and then left, removed by the owner. */
-async function fixture(): Promise<SharedCollection> {
+/**
+ * The shared collection, which `removed` joined through its ingest link and then left, removed by the
+ * owner; a queued job of the owner's in it, a personal document, a key and a webhook of the owner's.
+ */
+async function fixture(): Promise<Fixture> {
   const fx = await sharedCollection(cast);
   const joined = await api('POST', `/collections/join/${fx.ingestShare.share_token}`, { token: cast.removed.token });
   expect(joined.status).toBe(200);
   const removal = await api('DELETE', `/collections/${fx.collectionId}/members/${cast.removed.id}`, { token: cast.owner.token });
   expect(removal.status).toBe(200);
-  return fx;
+  const job = await queuedJob(cast.owner.id, fx.collectionId);
+  const personal = await queuedJob(cast.owner.id, null);
+  // A user may have 20 webhooks; every fixture makes one for the owner.
+  await db()`delete from webhooks where user_id = ${cast.owner.id}`;
+  const hook = await api('POST', '/webhooks/', {
+    token: cast.owner.token,
+    body: { url: `${stack.pagesUrl}/hook`, events: ['ingest.failed'] },
+  });
+  expect(hook.status).toBe(200);
+  return {
+    ...fx,
+    job: job.jobId,
+    document: job.documentId,
+    personalDocument: personal.documentId,
+    ownerKey: (await createKey(cast.owner, ['query'])).id,
+    ownerHook: hook.body.id,
+  };
+}
+
+/** Keys for this fixture: the restricted ones name its collection, or another of the owner's. */
+async function keysFor(fx: Fixture): Promise<Record<string, string>> {
+  const entries = await Promise.all(
+    Object.entries(KEY_CALLERS).map(async ([name, key]) => {
+      const restriction = key.restriction === 'inside' ? fx.collectionId : key.restriction === 'outside' ? otherCollection : null;
+      return [name, (await createKey(cast[key.owner], key.scopes, restriction)).key] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
 }
 
 const users = () => Object.values(cast).map((u) => u.id);
 
+function expectRefusal(response: { status: number; body: any }, who: string) {
+  expect(response.body.code, who).toBe(response.status === 403 ? 'forbidden' : 'not_found');
+}
+
 describe.each(ENDPOINTS)('$method $name', (endpoint) => {
   it('refuses every bad credential with 401 and changes nothing', async () => {
-    const fx = await sharedCollection(cast);
+    const fx = await fixture();
     for (const token of badTokens) {
-      const header = await token.header(cast);
+      const headers = await token.header(cast);
       const before = await snapshot(users());
-      const { path, body } = request(endpoint, fx, cast);
-      const response = await api(endpoint.method, path, { headers: header === undefined ? {} : { Authorization: header }, body });
+      const response = await send(endpoint, fx, headers);
       expect(response.status, token.name).toBe(401);
       expect(response.body, token.name).toMatchObject({
         detail: token.detail,
@@ -200,23 +398,51 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
     const order = [...ROLES].sort((a, b) => Number(endpoint.expect[a] === 200) - Number(endpoint.expect[b] === 200));
     for (const role of order) {
       const before = await snapshot(users());
-      const { path, body } = request(endpoint, fx, cast);
-      const response = await api(endpoint.method, path, { token: cast[role].token, body });
+      const response = await send(endpoint, fx, headersOf({ token: cast[role].token }));
       expect(response.status, `${role}: ${JSON.stringify(response.body)}`).toBe(endpoint.expect[role]);
       if (response.status !== 200) {
-        expect(response.body.code, role).toBe(response.status === 403 ? 'forbidden' : 'not_found');
+        expectRefusal(response, role);
         expect(await snapshot(users()), role).toBe(before);
       }
     }
   });
 
+  it('gives each kind of API key its scope’s and its owner’s status, and refusals change nothing', async () => {
+    const fx = await fixture();
+    const keys = await keysFor(fx);
+    const names = Object.keys(KEY_CALLERS).sort(
+      (a, b) =>
+        Number(keyExpectation(endpoint, KEY_CALLERS[a] as KeyCaller) === 200) -
+        Number(keyExpectation(endpoint, KEY_CALLERS[b] as KeyCaller) === 200),
+    );
+    for (const name of names) {
+      const expected = keyExpectation(endpoint, KEY_CALLERS[name] as KeyCaller);
+      // Something that can happen once gets a fixture of its own for each caller it is allowed to.
+      const target = expected === 200 && endpoint.consumes ? await fixture() : fx;
+      const targetKeys = target === fx ? keys : await keysFor(target);
+      const before = await snapshot(users());
+      const response = await send(endpoint, target, headersOf({ apiKey: targetKeys[name] as string }));
+      expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(expected);
+      if (response.status !== 200) {
+        expectRefusal(response, name);
+        expect(await snapshot(users()), name).toBe(before);
+      }
+    }
+  });
+
   if (!COLLECTION_SCOPED.has(endpoint)) return;
-  it('answers 404 for a collection that does not exist, to every caller', async () => {
-    const fx = await sharedCollection(cast);
-    const { path, body } = request(endpoint, { ...fx, collectionId: randomUUID() }, cast);
+  it('answers 404 for a collection that does not exist, to every caller that may use the endpoint', async () => {
+    const fx = await fixture();
+    const keys = await keysFor(fx);
+    const missing = { ...fx, collectionId: randomUUID() };
     for (const role of ROLES) {
-      const response = await api(endpoint.method, path, { token: cast[role].token, body });
+      const response = await send(endpoint, missing, headersOf({ token: cast[role].token }));
       expect(response.status, role).toBe(404);
+    }
+    for (const [name, key] of Object.entries(KEY_CALLERS)) {
+      const allowed = endpoint.scope !== 'bearer' && key.scopes.includes(endpoint.scope);
+      const response = await send(endpoint, missing, headersOf({ apiKey: keys[name] as string }));
+      expect(response.status, name).toBe(allowed ? 404 : 403);
     }
   });
 });

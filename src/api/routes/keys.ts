@@ -13,10 +13,10 @@ const create = route.post('/keys', 'Create an API key', {
 that one collection; it never gets more than you have at the moment it is used (a membership you lose, it loses). It
 never carries operator rights, and it cannot manage keys, webhooks, sharing or membership. The key is in this answer
 only. \`expires_at\` must be in the future (422). A restriction to a collection you cannot use is 403 (404 if there is no such
-collection). At most 100 keys at a time (409).`,
+collection).`,
   request: { body: jsonBody(CreateApiKeySchema) },
   responses: { 200: json(CreatedApiKeySchema, 'The key, shown once') },
-  errors: [404, 409],
+  errors: [404],
 });
 
 const list = route.get('/keys', 'List your API keys', {
