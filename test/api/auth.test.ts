@@ -43,7 +43,9 @@ describe('public routes', () => {
         'DELETE /collections/{id}/documents/{document_id}',
         'POST /ingest',
         'POST /ingest/url',
+        'GET /ingest/jobs',
         'GET /ingest/jobs/{job_id}',
+        'POST /ingest/jobs/{job_id}/cancel',
         'GET /ingest/documents',
         'DELETE /ingest/documents/{document_id}',
         'POST /query/search',
@@ -62,12 +64,26 @@ describe('public routes', () => {
         'POST /chat/{collection_id}/sessions/{session_id}/share',
         'GET /evals/{collection_id}',
         'GET /evals/{collection_id}/stats',
+        'POST /keys',
+        'GET /keys',
+        'DELETE /keys/{id}',
+        'POST /webhooks',
+        'GET /webhooks',
+        'PATCH /webhooks/{id}',
+        'DELETE /webhooks/{id}',
+        'GET /webhooks/{id}/deliveries',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;
-    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '500', '502', '503']);
+    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '429', '500', '502', '503']);
     expect(deleteCollection.responses['403'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
     expect(doc.paths['/health'].get.security).toEqual([]);
+    // Each operation says which credentials it takes: a bearer token, and an API key with one scope, or not.
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(deleteCollection.security).toEqual([{ bearerAuth: [] }, { apiKey: ['collections:write'] }]);
+    expect(deleteCollection.description).toContain('an API key with the `collections:write` scope');
+    expect(doc.paths['/keys'].post.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.paths['/keys'].post.description).toContain('a bearer token only');
   });
 });
 
