@@ -88,11 +88,19 @@ export function createApp(): App {
     name: 'X-API-Key',
     description: 'An API key (`POST /keys/`): its owner’s rights, limited to its scopes and, optionally, one collection.',
   });
-  app.doc31('/openapi.json', (c) => ({
+  app.doc31('/openapi.json', (c) => openApiConfig(new URL(c.req.url).origin));
+  return app;
+}
+
+/**
+ * The description's own fields, for `/openapi.json` (served with the origin it was asked on) and for
+ * `npm run openapi` (client/generate.ts), which writes it without a server.
+ */
+export function openApiConfig(origin?: string) {
+  return {
     openapi: '3.1.0',
     info: { title: 'RAG service API', version: '0.1.0', description: API_DESCRIPTION },
-    servers: [{ url: new URL(c.req.url).origin }],
+    ...(origin === undefined ? {} : { servers: [{ url: origin }] }),
     security: [{ bearerAuth: [] }],
-  }));
-  return app;
+  };
 }

@@ -2,7 +2,13 @@ import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
-import { QueryRequestSchema, SearchRequestSchema, SearchResponseSchema } from '../schemas/query.ts';
+import {
+  type QueryEvent,
+  QueryEventSchema,
+  QueryRequestSchema,
+  SearchRequestSchema,
+  SearchResponseSchema,
+} from '../schemas/query.ts';
 import type { AnswerEvent } from '../services/answer.ts';
 import { passageJson, type Retrieval } from '../services/retrieval.ts';
 import { taggedRoutes } from './define-route.ts';
@@ -24,24 +30,37 @@ const ask = route.post('/query', 'Ask a question; the answer streams as Server-S
   access: 'query',
   description: `Everything that can refuse the request is checked before the first byte: 422 for the
 body, 403/404 for the collection, 404 for a \`session_id\` that is not the caller's own session in it.
-Then \`text/event-stream\`:
+Then \`text/event-stream\`, each event an \`event:\` line naming it, one \`data:\` line of JSON and a blank line. Read
+as \`{event, data}\` with \`data\` parsed, each is a \`QueryEvent\` (the 200 response's \`x-sse-event\`), with its payload a
+component of its own:
 
-1. \`event: metadata\` — \`{sources, embedding_latency_ms, retrieval_latency_ms}\`, before any token;
-2. \`event: token\` — \`{token}\`, one per text delta of the model;
-3. \`event: done\` — \`{generation_latency_ms, time_to_first_token_ms}\`, both timed from the start of
+1. \`event: metadata\` — \`QueryMetadataEvent\`, \`{sources, embedding_latency_ms, retrieval_latency_ms}\`, before any token;
+2. \`event: token\` — \`QueryTokenEvent\`, \`{token}\`, one per text delta of the model;
+3. \`event: done\` — \`QueryDoneEvent\`, \`{generation_latency_ms, time_to_first_token_ms}\`, both timed from the start of
    generation (just before the model is called, after \`metadata\`), so they leave out auth and retrieval;
-   or, if generation fails after the stream began, \`event: error\` — \`{"message": "Generation failed"}\`.
+   or, if generation fails after the stream began, \`event: error\` — \`QueryErrorEvent\`, \`{"message": "Generation failed"}\`.
 
 The answer cites sources as \`[n]\`, the n-th entry of \`metadata.sources\`. A client that disconnects
 stops generation; what was produced is still recorded. After the stream the exchange is saved (in the
 session, when given) with an evaluation record that is scored asynchronously.`,
   request: { body: jsonBody(QueryRequestSchema) },
   responses: {
-    200: { description: 'The answer as an event stream', content: { 'text/event-stream': { schema: z.string() } } },
+    200: {
+      description: 'The answer as an event stream; each event, read as `{event, data}` with `data` parsed, is a `QueryEvent`',
+      content: {
+        'text/event-stream': {
+          schema: z.string(),
+          // OpenAPI 3.1 has no place for the events of a stream (3.2's `itemSchema` is not valid here): an extension.
+          'x-sse-event': { $ref: '#/components/schemas/QueryEvent' },
+        },
+      },
+    },
   },
 });
 
 export function registerQueryRoutes(app: App) {
+  // Referenced only from the stream's `x-sse-event`, which the generator does not read: registered here.
+  app.openAPIRegistry.register('QueryEvent', QueryEventSchema);
   app.openapi(ask, async (c) => {
     const body = c.req.valid('json');
     // Aborted when the client goes away (the request's signal, or the response stream being
@@ -109,24 +128,25 @@ const encoder = new TextEncoder();
 function sseFrame(event: AnswerEvent): Uint8Array {
   const { event: name, data } = toSse(event);
   // JSON.stringify leaves no line breaks in `data`, so each event is one `data:` line.
-  return encoder.encode(`event: ${name}\ndata: ${data}\n\n`);
+  return encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function toSse(event: AnswerEvent): { event: AnswerEvent['type']; data: string } {
+/** An event as the description's `QueryEvent` has it, so that what is written cannot drift from what is described. */
+function toSse(event: AnswerEvent): QueryEvent {
   switch (event.type) {
     case 'metadata':
-      return { event: event.type, data: JSON.stringify(retrievalJson(event)) };
+      return { event: event.type, data: retrievalJson(event) };
     case 'token':
-      return { event: event.type, data: JSON.stringify({ token: event.token }) };
+      return { event: event.type, data: { token: event.token } };
     case 'done':
       return {
         event: event.type,
-        data: JSON.stringify({
+        data: {
           generation_latency_ms: event.generationLatencyMs,
           time_to_first_token_ms: event.timeToFirstTokenMs,
-        }),
+        },
       };
     case 'error':
-      return { event: event.type, data: JSON.stringify({ message: event.message }) };
+      return { event: event.type, data: { message: event.message } };
   }
 }

@@ -35,3 +35,47 @@ export const QueryRequestSchema = z
     top_k: topK('retrieve'),
   })
   .openapi('QueryRequest');
+
+/*
+ * The events of `POST /query/` (text/event-stream). Each payload is a component of its own; `QueryEvent`
+ * is one event as a client reads it: the `event:` field and its `data:` line parsed as JSON. The handler
+ * writes `QueryEvent`s (routes/query.ts, `toSse`), so the description and the stream cannot drift apart.
+ */
+
+export const QueryMetadataEventSchema = SearchResponseSchema.openapi('QueryMetadataEvent', {
+  description: '`event: metadata`, first and once: the sources the answer may cite as `[n]` (the n-th, from 1), best first.',
+});
+
+export const QueryTokenEventSchema = z
+  .object({ token: z.string().openapi({ description: 'The next piece of the answer: append it to what came before' }) })
+  .openapi('QueryTokenEvent', { description: '`event: token`, one per text delta of the model.' });
+
+export const QueryDoneEventSchema = z
+  .object({
+    generation_latency_ms: z.number().int(),
+    time_to_first_token_ms: z.number().int(),
+  })
+  .openapi('QueryDoneEvent', {
+    description:
+      '`event: done`, last, when the answer is complete. Both times run from the start of generation (after `metadata`).',
+  });
+
+export const QueryErrorEventSchema = z
+  .object({ message: z.string().openapi({ example: 'Generation failed' }) })
+  .openapi('QueryErrorEvent', {
+    description: '`event: error`, last, instead of `done`, when generation fails after the stream began.',
+  });
+
+export const QueryEventSchema = z
+  .discriminatedUnion('event', [
+    z.object({ event: z.literal('metadata'), data: QueryMetadataEventSchema }),
+    z.object({ event: z.literal('token'), data: QueryTokenEventSchema }),
+    z.object({ event: z.literal('done'), data: QueryDoneEventSchema }),
+    z.object({ event: z.literal('error'), data: QueryErrorEventSchema }),
+  ])
+  .openapi('QueryEvent', {
+    description:
+      'One Server-Sent Event of `POST /query/`: `event` is its `event:` field, `data` its one `data:` line parsed as JSON.',
+  });
+
+export type QueryEvent = z.infer<typeof QueryEventSchema>;

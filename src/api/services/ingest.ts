@@ -93,11 +93,16 @@ export function createIngestService(deps: IngestDeps) {
     return { ...target, replaces: old.id };
   }
 
-  /** A job's ending made webhook deliveries: they go to the queue now (the sweep queues any it could not take). */
+  /**
+   * A job's ending made webhook deliveries: they go to the queue now. If the queue cannot take them the
+   * request still succeeds (the job has ended); the ingest worker's sweep queues them within minutes.
+   */
   async function deliver(ending: JobEnding) {
-    if (ending.ended && deps.queue && deps.workerUrl) {
-      await queueDeliveries({ queue: deps.queue, workerUrl: deps.workerUrl, deliveries: deps.deliveries }, ending.deliveries);
-    }
+    if (!ending.ended || !deps.queue || !deps.workerUrl) return;
+    const queue = { queue: deps.queue, workerUrl: deps.workerUrl, deliveries: deps.deliveries };
+    await queueDeliveries(queue, ending.deliveries).catch((error: unknown) =>
+      console.error('webhook deliveries left for the sweep to queue:', error),
+    );
   }
 
   /**
@@ -109,6 +114,11 @@ export function createIngestService(deps: IngestDeps) {
     const existing = await documents.findByContent(place.collectionId, caller.id, sha256);
     if (!existing) return undefined;
     const made = existing.job;
+    // What a failed job could not clean up (an outage during its clean-up): it goes now, and these bytes are ingested afresh.
+    if (made?.status === 'failed') {
+      await purge(existing);
+      return undefined;
+    }
     if (made && (made.status === 'queued' || made.status === 'processing')) {
       if (made.user_id !== caller.id) {
         throw conflict('The same file is being ingested here by someone else right now; try again when that has finished');
@@ -338,17 +348,15 @@ export function createIngestService(deps: IngestDeps) {
     async cancel(caller: Caller, jobId: string): Promise<JobRow> {
       const job = await ownJob(caller, jobId);
       const ending = await jobs.cancel(job.job_id, caller.id);
-      if (ending.ended) {
-        const doc = job.document_id ? await documents.find(job.document_id) : undefined;
-        // A duplicate's job ended at once, so only a job that made its document gets here.
-        if (doc) await purge(doc);
-        await deliver(ending);
-      }
       const now = await ownJob(caller, jobId);
       if (!ending.ended && !(now.status === 'failed' && now.error_message === CANCELLED)) {
         throw conflict(`The job has already ended (${now.status})`);
       }
-      return now;
+      await deliver(ending);
+      // Again on a repeated cancel: a purge that failed (an outage) is finished by cancelling again.
+      const doc = job.document_id ? await documents.find(job.document_id) : undefined;
+      if (doc) await purge(doc);
+      return { ...now, document_id: null };
     },
   };
 
