@@ -6,7 +6,7 @@
 
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fastRetries, type LocalDeploymentOptions, startLocalDeployment } from '../devstack/deployment.ts';
+import { fastRetries, type LocalDeploymentOptions, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
 import { freePort } from '../devstack/ports.ts';
 import { startWorker } from '../devstack/worker.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
@@ -36,6 +36,7 @@ export async function startBenchStack(
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl: options.databaseUrl, qstashBackoffMs: fastRetries },
     scoring: false,
+    vars: UNLIMITED_RATES,
     beforeWorkers: options.beforeWorkers,
     quiet: true,
     logFiles: { api: process.env.BENCH_API_LOG, ingest: process.env.BENCH_INGEST_LOG },

@@ -56,13 +56,14 @@ export interface EventLoopLag {
 const config = JSON.parse(process.argv[2] as string) as ChildConfig;
 const send = (message: object) => process.send?.(message);
 
-const { startLocalDeployment, fastRetries } = (await import(
+const { startLocalDeployment, fastRetries, UNLIMITED_RATES } = (await import(
   pathToFileURL(join(config.root, 'devstack/deployment.ts')).href
 )) as typeof Deployment;
 
 const deployment = await startLocalDeployment({
   devstack: { databaseUrl: config.databaseUrl, apiPort: config.apiPort, qstashBackoffMs: fastRetries },
   scoring: false,
+  vars: UNLIMITED_RATES,
   quiet: true,
   logFiles: { api: process.env.BENCH_API_LOG, ingest: process.env.BENCH_INGEST_LOG },
   // The model endpoint through the parent's timing proxy, so that the model's own time is known; with

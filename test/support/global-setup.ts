@@ -1,6 +1,6 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
-import { fastRetries, startLocalDeployment } from '../../devstack/deployment.ts';
+import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../../devstack/deployment.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';
@@ -73,9 +73,7 @@ export default async function setup(project: TestProject) {
     devstack: { databaseUrl, qstashBackoffMs: fastRetries },
     vars: {
       INGEST_TRUSTED_ORIGINS: `${pages.url},${receiverUrl}`,
-      // The suites make hundreds of requests a minute per user; test/api/rate-limits.test.ts runs a worker with the real limits.
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      QUERY_RATE_LIMIT_PER_MINUTE: '1000000',
+      ...UNLIMITED_RATES,
     },
     quiet: true,
     logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG },
