@@ -12,29 +12,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness check (public) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The worker is up */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'ok';
-            };
-          };
-        };
-      };
-    };
+    get: operations['health'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1248,7 +1226,7 @@ export interface components {
        * Format: binary
        * @description PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB
        */
-      file?: string;
+      file: string;
     };
     UrlIngest: {
       /** @example https://en.wikipedia.org/wiki/Retrieval-augmented_generation */
@@ -1675,6 +1653,29 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  health: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The worker is up */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok';
+          };
+        };
+      };
+    };
+  };
   listCollections: {
     parameters: {
       query?: never;

@@ -7,6 +7,7 @@ const health = createRoute({
   path: '/health',
   tags: ['System'],
   summary: 'Liveness check (public)',
+  operationId: 'health',
   security: [],
   responses: { 200: json(z.object({ status: z.literal('ok') }), 'The worker is up') },
 });

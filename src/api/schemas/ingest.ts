@@ -24,9 +24,8 @@ export const IngestQuery = z.object({
 
 export const UploadSchema = z
   .object({
-    file: z
-      .any()
-      .openapi({ type: 'string', format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }),
+    // Documentation only: the body is streamed, never parsed against this (src/api/routes/ingest.ts).
+    file: z.string().openapi({ format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }),
   })
   .openapi('Upload');
 
