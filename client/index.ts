@@ -26,6 +26,8 @@ export type QueryMetadataEvent = Schemas['QueryMetadataEvent'];
 export type QueryTokenEvent = Schemas['QueryTokenEvent'];
 export type QueryDoneEvent = Schemas['QueryDoneEvent'];
 export type QueryErrorEvent = Schemas['QueryErrorEvent'];
+/** What a webhook receiver gets when one of your ingest jobs ends. */
+export type WebhookPayload = Schemas['WebhookPayload'];
 
 export type RagClient = Client<paths>;
 

@@ -804,9 +804,64 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'ingest-job-ended': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An ingest job ended (sent to your receiver)
+     * @description POSTed to each active registration that asked for the event. Headers: `X-Service-Signature: sha256=<hex>`
+     *     (HMAC-SHA-256 of the raw body under the registration's secret), `X-Service-Delivery` (the same on every retry),
+     *     `X-Service-Event`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).
+     */
+    post: operations['ingestJobEnded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
+    /** @description The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers: `X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the raw body under the secret), `X-Service-Delivery` (the delivery id, the same on every retry: drop duplicates by it) and `X-Service-Event`. */
+    WebhookPayload: {
+      event: components['schemas']['WebhookEvent'];
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      job_id: string;
+      /**
+       * Format: uuid
+       * @description Null for the personal namespace
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      collection_id: string | null;
+      /**
+       * Format: uuid
+       * @description Null when a failed or cancelled job’s document is gone
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      document_id: string | null;
+      /** @description File name or URL */
+      source: string;
+      chunks_total: number;
+      error_message: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      occurred_at: string;
+    };
+    /** @enum {string} */
+    WebhookEvent: 'ingest.succeeded' | 'ingest.failed' | 'ingest.partial';
     /** @description One Server-Sent Event of `POST /query/`: `event` is its `event:` field, `data` its one `data:` line parsed as JSON. */
     QueryEvent:
       | {
@@ -1539,8 +1594,6 @@ export interface components {
        */
       secret: string;
     };
-    /** @enum {string} */
-    WebhookEvent: 'ingest.succeeded' | 'ingest.failed' | 'ingest.partial';
     CreateWebhook: {
       /**
        * @description Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses (the URL-ingestion policy, whose trusted origins are allowed too), checked again at every delivery. Redirects are not followed.
@@ -5175,6 +5228,28 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'];
         };
+      };
+    };
+  };
+  ingestJobEnded: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Received (any 2xx) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

@@ -23,16 +23,25 @@ import { zodIssues } from './validation.ts';
 export const API_DESCRIPTION = `Retrieval-augmented question answering over your document collections.
 
 Every API route takes \`Authorization: Bearer <access token>\`: an ES256 JWT from the identity provider
-(Supabase Auth), audience \`authenticated\`. Errors have one shape, \`{detail, code, request_id}\`; for 422
-\`detail\` is a list of \`{loc, msg, type}\`. Every response carries \`X-Request-Id\`.
+(Supabase Auth), audience \`authenticated\`; or, where an operation's \`security\` lists \`apiKey\`, an API key
+(\`POST /keys/\`) in \`X-API-Key\` holding the scope named there. A key acts as its owner, limited to its scopes
+and optionally to one collection; never both credentials at once (401 \`ambiguous_credentials\`). Errors have one
+shape, \`{detail, code, request_id}\`; for 422 \`detail\` is a list of \`{loc, msg, type}\`. Every response carries
+\`X-Request-Id\`.
+
+Rate limits (when the deployment has Redis): per API key, or per user for tokens, 120 requests a minute by
+default, and 20 questions a minute on \`POST /query/\`. Every authenticated answer carries \`RateLimit-Policy\`
+and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit, 429 \`rate_limited\` with \`Retry-After\`.
+
+When one of your ingest jobs ends, your webhooks (\`POST /webhooks/\`) get a signed \`WebhookPayload\`.
 
 Browsers on other origins may call the API only when the deployment's \`CORS_ORIGINS\` lists them: the
 preflight is answered without a token (204 for a listed origin, 403 otherwise), and responses expose
-\`X-Request-Id\` and \`Retry-After\`.
+\`X-Request-Id\`, \`Retry-After\` and the rate-limit fields.
 
 Paths accept a trailing slash or not: \`/collections\` and \`/collections/\` are the same route.
 A collection that does not exist is 404; one that exists but is not yours to use is 403.
-Per-user objects (chat sessions, ingest jobs) are 404 to everyone but their owner.
+Per-user objects (chat sessions, ingest jobs, API keys, webhooks) are 404 to everyone but their owner.
 
 Failures of the services behind the API are reported without their upstream text: storage,
 vector index and model failures are 502; an unavailable ingestion queue (or ingestion disabled

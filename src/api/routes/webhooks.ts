@@ -8,6 +8,7 @@ import {
   DeliverySchema,
   UpdateWebhookSchema,
   WebhookParams,
+  WebhookPayloadSchema,
   WebhookSchema,
 } from '../schemas/webhooks.ts';
 import { taggedRoutes } from './define-route.ts';
@@ -68,7 +69,22 @@ const deliveries = route.get('/webhooks/{id}/deliveries', 'Recent deliveries of 
   errors: [404],
 });
 
+/** What a receiver gets: an OpenAPI 3.1 webhook, so that the description (and the typed client) has its body. */
+const jobEnded = {
+  method: 'post' as const,
+  path: 'ingest-job-ended',
+  tags: ['Webhooks'],
+  operationId: 'ingestJobEnded',
+  summary: 'An ingest job ended (sent to your receiver)',
+  description: `POSTed to each active registration that asked for the event. Headers: \`X-Service-Signature: sha256=<hex>\`
+(HMAC-SHA-256 of the raw body under the registration's secret), \`X-Service-Delivery\` (the same on every retry),
+\`X-Service-Event\`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).`,
+  request: { body: jsonBody(WebhookPayloadSchema) },
+  responses: { 200: { description: 'Received (any 2xx)' } },
+};
+
 export function registerWebhookRoutes(app: App) {
+  app.openAPIRegistry.registerWebhook(jobEnded);
   app.openapi(create, async (c) => c.json(await c.var.services.webhooks.create(c.var.caller, c.req.valid('json')), 200));
   app.openapi(list, async (c) => c.json(await c.var.services.webhooks.list(c.var.caller), 200));
   app.openapi(update, async (c) =>
