@@ -122,7 +122,7 @@ export function uploadFile(client: RagClient, { file, fileName, collection_id, r
     params: { query: { collection_id, replace_document_id } },
     // The description types the binary part as a string; the form is built here from the Blob itself. FormData
     // leaves the Content-Type, with its boundary, to fetch.
-    body: {},
+    body: { file: fileName },
     bodySerializer: () => {
       const form = new FormData();
       form.append('file', file, fileName);
