@@ -688,9 +688,10 @@ describe('deliveries', () => {
       source: url,
       chunks_total: 0,
       error_message: 'Cancelled',
+      // The cancellation removes the document, as any failed job's goes: the event names none, as the job does.
+      document_id: null,
     });
-    // Not checked here: `document_id`, which names the document the cancellation removes just after
-    // (the job itself then shows null, and WebhookPayload documents null for a cancelled job's removed document).
+    expect(cancelled.body.document_id).toBeNull();
     await deliveryFor(user, hook.id, jobId, (d) => d.status === 'delivered');
 
     // Cancelling again answers the same and sends nothing more.
@@ -836,6 +837,9 @@ describe.concurrent('deliveries that take a while', () => {
     const skipped = await deliveryFor(user, hook.id, job.job_id, (d) => d.status === 'skipped');
     expect(skipped).toMatchObject({ last_error: 'The webhook was paused before this delivery', next_retry_at: null });
     expect(skipped.attempts_log[0]).toMatchObject({ attempt: 1, response_status: 500 });
+    // Skipping is no attempt: the one made is all that is counted.
+    expect(skipped.attempts).toBe(1);
+    expect(skipped.attempts_log).toHaveLength(1);
     // Settled: resuming the webhook does not send it late.
     expect((await api('PATCH', `/webhooks/${hook.id}`, { token: user.token, body: { active: true } })).status).toBe(200);
     await sleep(1_500);

@@ -14,14 +14,15 @@ export interface JobEnding {
  * Ends a job and records, in the same statement, one delivery for every active webhook of its owner
  * that asked for this event (in any collection, or in the job's): an ending is never lost between the
  * job's row and the queue. The payload is fixed here, so every attempt sends and signs the same bytes.
- * `ownerId` limits the ending to the owner's job (a cancellation through the API).
+ * `ownerId` limits the ending to the owner's job, and `documentGoes` says its document is removed right after
+ * (a cancellation through the API), so that the payload names none, as for any failed job.
  */
 export async function endJob(
   sql: Sql,
   jobId: string,
   status: EndStatus,
   errorMessage: string | null,
-  ownerId?: string,
+  { ownerId, documentGoes = false }: { ownerId?: string; documentGoes?: boolean } = {},
 ): Promise<JobEnding> {
   const [row] = await sql<{ ended: number; deliveries: string[] }[]>`
     with ended as (
@@ -33,7 +34,8 @@ export async function endJob(
       select w.id, e.id, 'ingest.' || e.status,
              jsonb_build_object(
                'event', 'ingest.' || e.status, 'job_id', e.id, 'collection_id', e.collection_id,
-               'document_id', e.document_id, 'source', e.source, 'chunks_total', e.chunks_total,
+               'document_id', case when ${documentGoes} then null else e.document_id end,
+               'source', e.source, 'chunks_total', e.chunks_total,
                'error_message', e.error_message,
                'occurred_at', to_char(e.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
         from ended e

@@ -88,8 +88,9 @@ export function createJobRepo(sql: Sql) {
          order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`;
     },
 
-    /** Ends the creator's unfinished job as failed, "Cancelled"; false if it had already ended. */
-    cancel: (id: string, userId: string): Promise<JobEnding> => endJob(sql, id, 'failed', CANCELLED, userId),
+    /** Ends the creator's unfinished job as failed, "Cancelled", its document to be removed; not if it had already ended. */
+    cancel: (id: string, userId: string): Promise<JobEnding> =>
+      endJob(sql, id, 'failed', CANCELLED, { ownerId: userId, documentGoes: true }),
 
     async delete(id: string): Promise<void> {
       await sql`delete from ingest_jobs where id = ${id}`;

@@ -40,7 +40,7 @@ export interface DeliveryTarget {
 }
 
 export interface AttemptOutcome {
-  status: Exclude<DeliveryStatus, 'pending'>;
+  status: Exclude<DeliveryStatus, 'pending' | 'skipped'>;
   responseStatus: number | null;
   error: string | null;
   nextRetryAt: Date | null;
@@ -77,6 +77,13 @@ export function createDeliveryRepo(sql: Sql) {
                               || jsonb_build_array(${sql.json(entry)}::jsonb || jsonb_build_object(
                                    'attempt', attempts + 1,
                                    'at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+         where id = ${id} and status not in ${sql(FINAL as DeliveryStatus[])}`;
+    },
+
+    /** Not sent: its registration was paused meanwhile. No attempt was made, so none is counted. */
+    async skip(id: string, reason: string): Promise<void> {
+      await sql`
+        update webhook_deliveries set status = 'skipped', last_error = ${reason}, next_retry_at = null, updated_at = now()
          where id = ${id} and status not in ${sql(FINAL as DeliveryStatus[])}`;
     },
 

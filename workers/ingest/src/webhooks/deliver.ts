@@ -26,16 +26,8 @@ export async function deliverWebhook(deps: DeliveryDeps, message: WebhookMessage
   const target = await deps.deliveries.target(message.delivery_id);
   // Gone with its registration, or settled by an earlier delivery of the same message.
   if (!target || ['delivered', 'failed', 'skipped'].includes(target.status)) return;
+  if (!target.active) return deps.deliveries.skip(target.id, 'The webhook was paused before this delivery');
   const started = Date.now();
-  if (!target.active) {
-    return deps.deliveries.record(target.id, {
-      status: 'skipped',
-      responseStatus: null,
-      error: 'The webhook was paused before this delivery',
-      nextRetryAt: null,
-      durationMs: 0,
-    });
-  }
   const sent = await sendToReceiver(
     { url: target.url, secret: target.secret, payload: target.payload, event: target.event, deliveryId: target.id },
     deps.checkUrl,
