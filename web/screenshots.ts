@@ -3,11 +3,14 @@
  * (docs/screenshots/). Starts a throwaway local deployment, fills it with a collection, two
  * documents and a scored conversation, and photographs it in Debian's Chromium. So that the quality
  * chart has a trend to draw, the conversation's scored records are also copied into the six days
- * before today, with their scores varied (the only rows not made through the API).
+ * before today, with their scores varied (the only rows not made through the API). The settings page
+ * shows two API keys (one used) and a key just made, and two webhooks whose receivers, on loopback (a
+ * trusted origin), answer 204 and 503: one delivery made, one waiting for its retry.
  *
  *   npx tsx web/screenshots.ts
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { startLocalDeployment } from '../devstack/deployment.ts';
@@ -27,7 +30,15 @@ Sluice gates let the flood tide into the estuary. At high water they close, and 
 through the turbines as the tide ebbs.
 `;
 
-const deployment = await startLocalDeployment({ quiet: true });
+// The webhooks' receivers: one takes every delivery, the other is down, so its delivery waits for a retry.
+const receiver = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(request.url === '/hooks/rag' ? 204 : 503).end());
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+
+const deployment = await startLocalDeployment({ quiet: true, vars: { INGEST_TRUSTED_ORIGINS: receiverUrl } });
 const browser = await launchChromium();
 try {
   const apiUrl = deployment.api.url;
@@ -46,6 +57,16 @@ try {
     id: string;
   };
   await call('POST', '/collections/', JSON.stringify({ name: 'Reading list' }));
+  const events = ['ingest.succeeded', 'ingest.failed', 'ingest.partial'];
+  await call('POST', '/webhooks/', JSON.stringify({ url: `${receiverUrl}/hooks/archive`, events: ['ingest.succeeded'] }));
+  await call('POST', '/webhooks/', JSON.stringify({ url: `${receiverUrl}/hooks/rag`, events, collection_id: collection.id }));
+  const inAYear = new Date(Date.now() + 365 * 86_400_000).toISOString();
+  const body = (name: string, scopes: string[], more = {}) => JSON.stringify({ name, scopes, ...more });
+  await call('POST', '/keys/', body('dashboard', ['collections:read']));
+  const { key } = (await (
+    await call('POST', '/keys/', body('nightly sync', ['ingest', 'query'], { collection_id: collection.id, expires_at: inAYear }))
+  ).json()) as { key: string };
+  await fetch(`${apiUrl}/ingest/jobs`, { headers: { 'X-API-Key': key } });
   for (const [name, bytes] of [
     ['tidal-energy.md', new TextEncoder().encode(NOTES)],
     ['handbook-1p.docx', readFileSync(join(root, 'test/fixtures/docs/handbook-1p.docx'))],
@@ -111,10 +132,29 @@ try {
     await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
     await page.getByRole('heading', { name: 'Quality' }).evaluate((heading) => heading.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: join(out, `quality-${label}.png`) });
+    // Settings: a key made just now (shown once), the keys, and the webhooks with one's deliveries open.
+    await page.getByRole('link', { name: 'API keys & webhooks' }).click();
+    const form = page.getByRole('form', { name: 'New API key' });
+    await form.getByLabel('Name').fill('notebook');
+    await form.getByRole('checkbox', { name: /^query:/ }).check();
+    await form.getByRole('combobox', { name: /^Collection/ }).selectOption({ label: 'Tidal energy' });
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByLabel('API key', { exact: true }).waitFor();
+    const hooks = page.getByRole('list', { name: 'Webhooks' });
+    await hooks.getByRole('listitem').nth(1).waitFor();
+    for (const summary of await hooks.locator('summary').all()) await summary.click();
+    const deliveries = page.getByRole('list', { name: 'Deliveries' });
+    for (const nth of [0, 1]) await deliveries.nth(nth).getByRole('listitem').first().waitFor();
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.screenshot({ path: join(out, `settings-${label}.png`), fullPage: true });
+    // The next width makes its own.
+    const keys = (await (await call('GET', '/keys/')).json()) as { id: string; name: string }[];
+    for (const made of keys.filter((k) => k.name === 'notebook')) await call('DELETE', `/keys/${made.id}`);
     await context.close();
   }
   console.log(`screenshots in ${out}`);
 } finally {
   await browser.close();
   await deployment.stop();
+  receiver.close();
 }

@@ -6,6 +6,7 @@ import { Collection } from './pages/Collection.tsx';
 import { Collections } from './pages/Collections.tsx';
 import { Join } from './pages/Join.tsx';
 import { Login } from './pages/Login.tsx';
+import { Settings } from './pages/Settings.tsx';
 import { auth, loginUrl, useSession } from './session.ts';
 
 const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
@@ -14,7 +15,7 @@ const queries = new QueryClient({ defaultOptions: { queries: { retry: false, ref
 function signedIn<Props extends object>(Page: ComponentType<Props>) {
   return function Guarded(props: Props) {
     const session = useSession();
-    const { url, route } = useLocation();
+    const { url, path, route } = useLocation();
     useEffect(() => {
       if (session === null) route(loginUrl(url), true);
     }, [session, url, route]);
@@ -24,6 +25,9 @@ function signedIn<Props extends object>(Page: ComponentType<Props>) {
         <header class="bar">
           <a href="/app/" class="brand">
             RAG service
+          </a>
+          <a href="/app/settings" aria-current={path === '/app/settings' ? 'page' : undefined}>
+            API keys &amp; webhooks
           </a>
           <span class="grow" />
           <span class="who">{session.user.email}</span>
@@ -47,6 +51,7 @@ function signedIn<Props extends object>(Page: ComponentType<Props>) {
 const CollectionsPage = signedIn(Collections);
 const CollectionPage = signedIn(Collection);
 const JoinPage = signedIn(Join);
+const SettingsPage = signedIn(Settings);
 
 function NotFound() {
   return (
@@ -69,6 +74,7 @@ export function App() {
           <Route path="/app/" component={CollectionsPage} />
           <Route path="/app/personal" component={CollectionPage} />
           <Route path="/app/c/:id" component={CollectionPage} />
+          <Route path="/app/settings" component={SettingsPage} />
           <Route path="/join/:token" component={JoinPage} />
           <Route default component={NotFound} />
         </Router>

@@ -5,10 +5,16 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     detail: string,
+    /** For a refused body (422): each field the API named, with its reason, to show beside that field. */
+    readonly fields: Readonly<Record<string, string>> = {},
   ) {
     super(detail);
   }
 }
+
+/** The reason the API gave for one field of a refused body, if it named that field. */
+export const fieldError = (error: unknown, field: string): string | undefined =>
+  error instanceof ApiError ? error.fields[field] : undefined;
 
 /** What went wrong, in words: an ApiError's detail, another error's message, or the text given. */
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -19,6 +25,18 @@ function detailOf(body: unknown, status: number): string {
   if (typeof detail === 'string') return detail;
   if (Array.isArray(detail)) return detail.map((item: { msg?: string }) => item.msg ?? '').join('; ');
   return status >= 500 ? 'The service is having trouble. Try again in a moment.' : 'The request was refused.';
+}
+
+/** A 422's `{loc, msg}` items by field: the last name in `loc` (`["body", "url"]` is `url`). */
+function fieldsOf(body: unknown): Record<string, string> {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  if (!Array.isArray(detail)) return {};
+  const fields: Record<string, string> = {};
+  for (const item of detail as { loc?: unknown[]; msg?: string }[]) {
+    const field = item.loc?.findLast((part): part is string => typeof part === 'string' && part !== 'body');
+    if (field && item.msg) fields[field] ??= item.msg;
+  }
+  return fields;
 }
 
 async function send(method: string, path: string, token: string, body?: unknown): Promise<Response> {
@@ -50,7 +68,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (response.status === 401) response = await send(method, path, await accessToken(true), body);
   if (response.status === 401) return sessionOver();
   const parsed = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, detailOf(parsed, response.status));
+  if (!response.ok) throw new ApiError(response.status, detailOf(parsed, response.status), fieldsOf(parsed));
   return parsed as T;
 }
 

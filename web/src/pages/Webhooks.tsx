@@ -1,0 +1,331 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
+import { useRef, useState } from 'preact/hooks';
+import { api, fieldError } from '../api.ts';
+import { ShownOnce } from '../Copy.tsx';
+import { Failure } from '../Failure.tsx';
+import { When } from '../when.tsx';
+import { type Ask, CollectionOptions, collectionName, type Listed } from './settings-shared.tsx';
+
+interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  collection_id: string | null;
+  active: boolean;
+  created_at: string;
+}
+type CreatedWebhook = Webhook & { secret: string };
+
+interface Delivery {
+  id: string;
+  job_id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
+  attempts: number;
+  response_status: number | null;
+  last_error: string | null;
+  next_retry_at: string | null;
+  created_at: string;
+}
+
+const EVENTS = [
+  ['ingest.succeeded', 'a document was read and indexed in full'],
+  ['ingest.failed', 'a document could not be added, or its job was cancelled'],
+  ['ingest.partial', 'a document was indexed in part'],
+] as const;
+const ALL = 'all your uploads';
+
+const STATUS = {
+  pending: 'Waiting to be sent',
+  delivered: 'Delivered',
+  retrying: 'Failed for now; will retry',
+  failed: 'Failed',
+  skipped: 'Skipped: the webhook was paused',
+} satisfies Record<Delivery['status'], string>;
+
+const UNSETTLED = new Set(['pending', 'retrying']);
+
+/** A webhook's recent deliveries, loaded when its disclosure opens and kept fresh while it stays open. */
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const listed = useQuery({
+    queryKey: ['deliveries', webhookId],
+    queryFn: () => api<Delivery[]>('GET', `/webhooks/${webhookId}/deliveries`),
+    refetchInterval: (query) => (query.state.data?.some((d) => UNSETTLED.has(d.status)) ? 2_000 : 10_000),
+  });
+  if (listed.isPending) return <p>Loading…</p>;
+  if (listed.error) return <Failure error={listed.error} />;
+  if (listed.data.length === 0) return <p>None yet: one is made each time one of your uploads ends.</p>;
+  return (
+    <ul class="plain deliveries" aria-label="Deliveries">
+      {listed.data.map((delivery) => (
+        <li key={delivery.id} data-status={delivery.status}>
+          <strong class={delivery.status === 'failed' ? 'error' : undefined}>{STATUS[delivery.status]}</strong>{' '}
+          <span class="badge">{delivery.event}</span>
+          <dl class="facts">
+            <div>
+              <dt>Job</dt>
+              <dd>
+                <code title={delivery.job_id}>{delivery.job_id.slice(0, 8)}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Attempts</dt>
+              <dd>{delivery.attempts}</dd>
+            </div>
+            {delivery.response_status !== null && (
+              <div>
+                <dt>Last answer</dt>
+                <dd>HTTP {delivery.response_status}</dd>
+              </div>
+            )}
+            {delivery.last_error && (
+              <div>
+                <dt>Last error</dt>
+                <dd>{delivery.last_error}</dd>
+              </div>
+            )}
+            {delivery.next_retry_at && (
+              <div>
+                <dt>Next try</dt>
+                <dd>{Date.parse(delivery.next_retry_at) <= Date.now() ? 'due now' : <When iso={delivery.next_retry_at} />}</dd>
+              </div>
+            )}
+            <div>
+              <dt>Since</dt>
+              <dd>
+                <When iso={delivery.created_at} />
+              </dd>
+            </div>
+          </dl>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function WebhookRow({
+  hook,
+  collections,
+  ask,
+  onChanged,
+  onDeleted,
+}: {
+  hook: Webhook;
+  collections: Listed[] | undefined;
+  ask: Ask;
+  onChanged: () => Promise<unknown>;
+  onDeleted: () => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const toggle = useMutation({
+    mutationFn: (active: boolean) => api<Webhook>('PATCH', `/webhooks/${hook.id}`, { active }),
+    onSuccess: onChanged,
+  });
+  const remove = useMutation({
+    mutationFn: () => api('DELETE', `/webhooks/${hook.id}`),
+    onSuccess: async () => {
+      await onChanged();
+      onDeleted();
+    },
+  });
+  const action = hook.active ? 'Pause' : 'Resume';
+  return (
+    <li class="card" data-active={hook.active}>
+      <div class="grow stack-tight">
+        <strong class="url">{hook.url}</strong>
+        <span class="row tight">
+          {hook.events.map((event) => (
+            <span key={event} class="badge">
+              {event}
+            </span>
+          ))}
+        </span>
+        <dl class="facts">
+          <div>
+            <dt>For</dt>
+            <dd>{collectionName(collections, hook.collection_id, ALL)}</dd>
+          </div>
+          <div>
+            <dt>State</dt>
+            <dd>{hook.active ? 'active' : <strong>paused</strong>}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>
+              <When iso={hook.created_at} />
+            </dd>
+          </div>
+        </dl>
+      </div>
+      <span class="row tight">
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`${action} webhook ${hook.url}`}
+          disabled={toggle.isPending}
+          onClick={() => toggle.mutate(!hook.active)}
+        >
+          {action}
+        </button>
+        <button
+          type="button"
+          class="danger"
+          aria-label={`Delete webhook ${hook.url}`}
+          onClick={() =>
+            ask({
+              title: 'Delete this webhook?',
+              body: `${hook.url} gets no more deliveries; their records go with it, and deliveries not yet made are dropped. This cannot be undone.`,
+              action: 'Delete webhook',
+              run: () => remove.mutate(),
+            })
+          }
+        >
+          Delete
+        </button>
+      </span>
+      <Failure error={toggle.error ?? remove.error} />
+      <details class="wide" onToggle={(event) => setOpen(event.currentTarget.open)}>
+        <summary>Deliveries</summary>
+        {open && <Deliveries webhookId={hook.id} />}
+      </details>
+    </li>
+  );
+}
+
+/** The caller's webhooks: registered with a URL, events and a collection; the secret shown once; paused, deleted, watched. */
+export function Webhooks({ collections, ask }: { collections: Listed[] | undefined; ask: Ask }) {
+  const queries = useQueryClient();
+  const listed = useQuery({ queryKey: ['webhooks'], queryFn: () => api<Webhook[]>('GET', '/webhooks/') });
+  const refresh = () => queries.invalidateQueries({ queryKey: ['webhooks'] });
+  const heading = useRef<HTMLHeadingElement>(null);
+  const urlField = useRef<HTMLInputElement>(null);
+  const [made, setMade] = useState<CreatedWebhook | null>(null);
+  const [noEvent, setNoEvent] = useState(false);
+  const create = useMutation({
+    mutationFn: (body: object) => api<CreatedWebhook>('POST', '/webhooks/', body),
+    onSuccess: (hook) => {
+      setMade(hook);
+      return refresh();
+    },
+    onError: (error) => {
+      if (fieldError(error, 'url')) urlField.current?.focus();
+    },
+  });
+  const urlError = fieldError(create.error, 'url');
+
+  return (
+    <section aria-labelledby="webhooks-title" class="stack">
+      <h2 id="webhooks-title" ref={heading} tabIndex={-1}>
+        Webhooks
+      </h2>
+      <p>When one of your uploads has been read (or could not be), the service POSTs a signed JSON message to your URL.</p>
+      <form
+        class="stack panel"
+        aria-label="New webhook"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const form = event.currentTarget;
+          const data = new FormData(form);
+          const events = data.getAll('events').map(String);
+          setNoEvent(events.length === 0);
+          if (events.length === 0) {
+            form.querySelector<HTMLInputElement>('input[name="events"]')?.focus();
+            return;
+          }
+          create.mutate(
+            { url: String(data.get('url')).trim(), events, collection_id: String(data.get('collection') ?? '') || null },
+            { onSuccess: () => form.reset() },
+          );
+        }}
+      >
+        <h3>New webhook</h3>
+        <div class="stack-tight">
+          <label>
+            URL
+            <input
+              ref={urlField}
+              name="url"
+              type="url"
+              required
+              maxLength={2048}
+              placeholder="https://example.com/hooks/rag"
+              aria-invalid={urlError ? true : undefined}
+              aria-describedby={urlError ? 'webhook-url-error webhook-url-hint' : 'webhook-url-hint'}
+            />
+          </label>
+          {urlError && (
+            <span id="webhook-url-error" class="error">
+              {urlError}
+            </span>
+          )}
+          <span id="webhook-url-hint" class="hint">
+            http or https on the standard ports, at a public address. Redirects are not followed.
+          </span>
+        </div>
+        <fieldset onChange={() => setNoEvent(false)} aria-describedby={noEvent ? 'webhook-event-error' : undefined}>
+          <legend>Events</legend>
+          {EVENTS.map(([event, words]) => (
+            <label key={event} class="check">
+              <input type="checkbox" name="events" value={event} defaultChecked />
+              <span>
+                <code>{event}</code>: {words}
+              </span>
+            </label>
+          ))}
+          {noEvent && (
+            <p id="webhook-event-error" class="error" role="alert">
+              Choose at least one event.
+            </p>
+          )}
+        </fieldset>
+        <label>
+          Collection
+          <select name="collection">
+            <CollectionOptions listed={collections} none="All your uploads" />
+          </select>
+        </label>
+        <p>
+          <button type="submit" disabled={create.isPending}>
+            Register webhook
+          </button>
+        </p>
+        {!urlError && <Failure error={create.error} />}
+      </form>
+      {made && (
+        <ShownOnce
+          title={`The signing secret for ${made.url}`}
+          label="Signing secret"
+          what="signing secret"
+          value={made.secret}
+          onDone={() => setMade(null)}
+        >
+          <p>
+            Every delivery carries <code>X-Service-Signature: sha256=&lt;hex&gt;</code>, the HMAC-SHA-256 of the raw request body
+            under this secret. Compute it over the body's bytes as they arrive, before parsing the JSON, and compare in constant
+            time; in Node, <code>createHmac('sha256', secret).update(rawBody).digest('hex')</code>.{' '}
+            <code>X-Service-Delivery</code> is the same on every retry, so that you can drop duplicates.
+          </p>
+        </ShownOnce>
+      )}
+      <h3>Your webhooks</h3>
+      {listed.isPending && <p>Loading…</p>}
+      <Failure error={listed.error} />
+      {listed.data?.length === 0 && <p>No webhooks yet.</p>}
+      <ul class="cards" aria-label="Webhooks">
+        {listed.data?.map((hook) => (
+          <WebhookRow
+            key={hook.id}
+            hook={hook}
+            collections={collections}
+            ask={ask}
+            onChanged={refresh}
+            onDeleted={() => {
+              if (made?.id === hook.id) setMade(null);
+              heading.current?.focus();
+            }}
+          />
+        ))}
+      </ul>
+    </section>
+  );
+}
