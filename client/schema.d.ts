@@ -1657,6 +1657,8 @@ export interface components {
        * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
        */
       job_id: string;
+      /** @description The job’s file name or URL */
+      source: string;
       event: components['schemas']['WebhookEvent'];
       /**
        * @description `pending`: not attempted yet; `retrying`: an attempt failed and another is due at `next_retry_at`; `delivered`: a 2xx answer; `failed`: every attempt failed, or the URL is now refused; `skipped`: paused.

@@ -166,6 +166,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     const text = (await delivered.textContent()) as string;
     expect(text).toContain('Delivered');
     expect(text).toContain('ingest.succeeded');
+    expect(text).toContain('Documenttides.txt');
     expect(text).toContain(`Job${job.job_id.slice(0, 8)}`);
     expect(text).toContain('Attempts1');
     expect(text).toContain('Last answerHTTP 204');

@@ -77,6 +77,7 @@ export const DeliverySchema = z
     id: Id.openapi({ description: 'Sent as `X-Service-Delivery`' }),
     webhook_id: Id,
     job_id: Id,
+    source: z.string().openapi({ description: 'The job’s file name or URL' }),
     event: WebhookEventSchema,
     status: z.enum(['pending', 'delivered', 'retrying', 'failed', 'skipped']).openapi({
       description:

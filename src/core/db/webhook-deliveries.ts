@@ -16,6 +16,8 @@ export interface DeliveryRow {
   id: string;
   webhook_id: string;
   job_id: string;
+  /** The job's file name or URL, from the payload. */
+  source: string;
   event: WebhookEvent;
   status: DeliveryStatus;
   attempts: number;
@@ -118,7 +120,8 @@ export function createDeliveryRepo(sql: Sql) {
 
     list(webhookId: string, limit: number, offset: number): Promise<DeliveryRow[]> {
       return sql<DeliveryRow[]>`
-        select id, webhook_id, job_id, event, status, attempts, response_status, last_error, next_retry_at,
+        select id, webhook_id, job_id, payload::jsonb ->> 'source' as source, event, status, attempts, response_status,
+               last_error, next_retry_at,
                attempts_log, created_at, updated_at
           from webhook_deliveries where webhook_id = ${webhookId}
          order by created_at desc, id limit ${limit} offset ${offset}`;

@@ -19,6 +19,7 @@ type CreatedWebhook = Webhook & { secret: string };
 interface Delivery {
   id: string;
   job_id: string;
+  source: string;
   event: string;
   status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
   attempts: number;
@@ -62,6 +63,10 @@ function Deliveries({ webhookId }: { webhookId: string }) {
           <strong class={delivery.status === 'failed' ? 'error' : undefined}>{STATUS[delivery.status]}</strong>{' '}
           <span class="badge">{delivery.event}</span>
           <dl class="facts">
+            <div>
+              <dt>Document</dt>
+              <dd class="url">{delivery.source}</dd>
+            </div>
             <div>
               <dt>Job</dt>
               <dd>
