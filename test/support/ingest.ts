@@ -138,3 +138,55 @@ export async function queuedUrlJob(userId: string, url: string): Promise<{ jobId
   );
   return { jobId, documentId };
 }
+
+/** The ids of one document's vectors in a namespace, found by their metadata on every page of the namespace. */
+export async function vectorsOf(namespace: string, documentId: string): Promise<string[]> {
+  const index = vectorIndex().namespace(namespace);
+  const ids: string[] = [];
+  let cursor: string | number = 0;
+  do {
+    const page: { nextCursor: string; vectors: { id: string | number; metadata?: Record<string, unknown> }[] } =
+      await index.range({ cursor, limit: 1000, includeMetadata: true });
+    for (const vector of page.vectors) if (vector.metadata?.document_id === documentId) ids.push(String(vector.id));
+    cursor = page.nextCursor;
+  } while (cursor !== '' && cursor !== '0');
+  return ids;
+}
+
+/** What is left of one document in every store: its row, its chunk rows, its vectors and its stored objects. */
+export async function leftOfDocument(namespace: string, documentId: string) {
+  const [row] = await db()<{ documents: number; chunks: number }[]>`
+    select (select count(*)::int from documents where id = ${documentId}) as documents,
+           (select count(*)::int from document_chunks where document_id = ${documentId}) as chunks`;
+  return {
+    documents: row?.documents ?? 0,
+    chunks: row?.chunks ?? 0,
+    vectors: (await vectorsOf(namespace, documentId)).length,
+    objects: (await objectsUnder(`${namespace}/${documentId}`)).length,
+  };
+}
+
+/**
+ * Polls `probe` until `settled` has held on every poll for `quietMs` on end, so that ingest steps still in
+ * flight (whose queue the tests cannot see) have had time to write and take back what they wrote; fails
+ * with the last value after `timeoutMs`.
+ */
+export async function untilQuiet<T>(
+  probe: () => Promise<T>,
+  settled: (value: T) => boolean,
+  { quietMs = 5_000, timeoutMs = 60_000, everyMs = 300 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let since: number | undefined;
+  for (;;) {
+    const value = await probe();
+    const now = Date.now();
+    if (!settled(value)) since = undefined;
+    else {
+      since ??= now;
+      if (now - since >= quietMs) return value;
+    }
+    if (now > deadline) throw new Error(`not settled within ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
