@@ -41,9 +41,18 @@ export function exactScore(similarity: SimilarityFunction, a: Float32Array, b: F
   return (1 + (denominator === 0 ? 0 : dot / denominator)) / 2;
 }
 
-/** An HNSW graph (usearch) over one namespace's dense vectors, addressed by numeric keys. */
+/**
+ * An HNSW graph (usearch) over one namespace's dense vectors, addressed by numeric keys.
+ *
+ * Removed keys are marked, not removed from the graph: usearch 2.25's `remove` never frees the slots of
+ * its key table, so an index that keeps removing keys (documents ingested, cancelled, deleted again and
+ * again) ends up looping for ever inside `remove` (seen in the tests: 12 rounds of adding and removing 32
+ * vectors). Searches skip the marked keys, and the namespace rebuilds the graph from its live vectors once
+ * they pile up (`needsRebuild`).
+ */
 export class DenseIndex {
   private index: InstanceType<typeof usearch.Index>;
+  private readonly removed = new Set<number>();
 
   constructor(
     readonly dimension: number,
@@ -53,8 +62,14 @@ export class DenseIndex {
     this.index = this.create();
   }
 
+  /** Live vectors. */
   get size(): number {
-    return this.index.size();
+    return this.index.size() - this.removed.size;
+  }
+
+  /** Removed keys take more of the graph than a rebuild would cost to be rid of them. */
+  get needsRebuild(): boolean {
+    return this.removed.size > Math.max(256, this.size);
   }
 
   /** `vectors` holds keys.length rows of `dimension` floats. */
@@ -66,28 +81,33 @@ export class DenseIndex {
     this.index.add(BigUint64Array.from(keys, BigInt), vectors, 0);
   }
 
+  /** Keys are never added again (the namespace's counter), so a marked key stays dead until a rebuild. */
   remove(keys: number[]): void {
-    if (keys.length > 0) this.index.remove(BigUint64Array.from(keys, BigInt));
+    for (const key of keys) this.removed.add(key);
   }
 
   contains(keys: number[]): boolean {
     if (keys.length === 0) return true;
+    if (keys.some((key) => this.removed.has(key))) return false;
     const found = this.index.contains(BigUint64Array.from(keys, BigInt));
     return Array.isArray(found) ? found.every(Boolean) : found;
   }
 
   search(vector: Float32Array, k: number): DenseMatch[] {
     if (this.size === 0 || k <= 0) return [];
-    const matches = this.index.search(vector, Math.min(k, this.size), 1);
+    // Deep enough that k live keys remain when every marked one is among the nearest.
+    const matches = this.index.search(vector, Math.min(k + this.removed.size, this.index.size()), 1);
     const results: DenseMatch[] = [];
-    for (let i = 0; i < matches.keys.length; i++) {
-      results.push({ key: Number(matches.keys[i]), score: scoreFromDistance(this.similarity, matches.distances[i]!) });
+    for (let i = 0; i < matches.keys.length && results.length < k; i++) {
+      const key = Number(matches.keys[i]);
+      if (!this.removed.has(key)) results.push({ key, score: scoreFromDistance(this.similarity, matches.distances[i]!) });
     }
     return results;
   }
 
   clear(): void {
     this.index = this.create();
+    this.removed.clear();
   }
 
   save(path: string): void {
@@ -99,6 +119,7 @@ export class DenseIndex {
     loaded.load(path);
     if (loaded.dimensions() !== this.dimension) throw new Error(`${path} holds ${loaded.dimensions()}-dimensional vectors`);
     this.index = loaded;
+    this.removed.clear();
   }
 
   private create(): InstanceType<typeof usearch.Index> {

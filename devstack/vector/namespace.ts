@@ -185,10 +185,7 @@ export class NamespaceStore {
     }
     const keys = withVectors.map((record) => record.key);
     if (loaded && this.dense.size === keys.length && this.dense.contains(keys)) return;
-    this.dense.clear();
-    for (let start = 0; start < withVectors.length; start += 10_000) {
-      this.addDense(withVectors.slice(start, start + 10_000));
-    }
+    this.rebuildDense();
   }
 
   private attach(records: StoredVector[]): void {
@@ -197,6 +194,13 @@ export class NamespaceStore {
       if (record.sparseVector) this.sparse?.add(record.key, record.sparseVector);
     }
     this.addDense(records.filter((record) => record.vector));
+  }
+
+  /** The graph again from the live vectors, without the removed ones it still holds (dense.ts says why). */
+  private rebuildDense(): void {
+    this.dense?.clear();
+    const live = [...this.records.values()].filter((record) => record.vector);
+    for (let start = 0; start < live.length; start += 10_000) this.addDense(live.slice(start, start + 10_000));
   }
 
   private addDense(records: StoredVector[]): void {
@@ -219,12 +223,18 @@ export class NamespaceStore {
 
   private denseSearch(vector: Float32Array, topK: number, filter: MetadataPredicate | undefined): Ranked[] {
     const dense = this.dense!;
-    if (!filter) return dense.search(vector, topK);
+    if (dense.needsRebuild) this.rebuildDense();
+    if (!filter) {
+      // The graph may not reach every node when asked for nearly all of them (a small namespace, or one
+      // whose removed vectors still sit in it): then they are few enough to score exactly.
+      const found = dense.search(vector, topK);
+      if (found.length >= Math.min(topK, dense.size)) return found;
+    }
     const candidates: StoredVector[] = [];
-    for (const record of this.records.values()) if (record.vector && filter(record.metadata)) candidates.push(record);
+    for (const record of this.records.values()) if (record.vector && (!filter || filter(record.metadata))) candidates.push(record);
     const total = dense.size;
     if (candidates.length === 0) return [];
-    if (candidates.length > exactScanLimit && candidates.length >= total * exactScanFraction) {
+    if (filter && candidates.length > exactScanLimit && candidates.length >= total * exactScanFraction) {
       // Search deeper than topK, in proportion to how many vectors the filter rejects.
       const accepted = new Set(candidates.map((record) => record.key));
       let k = Math.min(total, Math.ceil(((topK * total) / candidates.length) * 2));

@@ -65,6 +65,11 @@ alter table public.documents add column content_sha256 text;
 create unique index documents_content_idx on public.documents (coalesce(collection_id, user_id), content_sha256)
   where content_sha256 is not null;
 
+-- One new version of a document at a time (an upload, a URL fetched again or a re-chunk): two sent at the
+-- same moment would both pass a check made before either job exists, and both replace it.
+create unique index ingest_jobs_replacing_idx on public.ingest_jobs (replaces_document_id)
+  where replaces_document_id is not null and status in ('queued', 'processing');
+
 -- GET /ingest/jobs?collection_id=…, newest first.
 create index ingest_jobs_user_collection_idx on public.ingest_jobs (user_id, collection_id, created_at desc);
 

@@ -75,7 +75,17 @@ describe('public routes', () => {
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;
-    expect(Object.keys(deleteCollection.responses).sort()).toEqual(['200', '401', '403', '404', '422', '429', '500', '502', '503']);
+    expect(Object.keys(deleteCollection.responses).sort()).toEqual([
+      '200',
+      '401',
+      '403',
+      '404',
+      '422',
+      '429',
+      '500',
+      '502',
+      '503',
+    ]);
     expect(deleteCollection.responses['403'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
     expect(doc.paths['/health'].get.security).toEqual([]);
     // Each operation says which credentials it takes: a bearer token, and an API key with one scope, or not.

@@ -87,7 +87,12 @@ describe('CORS', () => {
     });
     expect(listed.status).toBe(200);
     expect(listed.headers.get('access-control-allow-origin')).toBe(ALLOWED);
-    expect(listed.headers.get('access-control-expose-headers')?.split(',')).toEqual(['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy']);
+    expect(listed.headers.get('access-control-expose-headers')?.split(',')).toEqual([
+      'X-Request-Id',
+      'Retry-After',
+      'RateLimit',
+      'RateLimit-Policy',
+    ]);
     expect(listed.headers.get('x-request-id')).toBeTruthy();
 
     // A 401 must be readable too, or a browser app cannot tell an expired token from a network failure.

@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NamespaceStore } from '../../devstack/vector/namespace.ts';
 import { createVectorServer, defaultHnsw, type VectorOptions, type VectorServer } from '../../devstack/vector/server.ts';
+import type { VectorQuery } from '../../devstack/vector/types.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 const token = 'vector-test-token';
@@ -703,6 +704,16 @@ describe('unreadable saved state', () => {
   });
 });
 
+const denseQuery = (vector: Float32Array, topK: number): VectorQuery => ({
+  vector,
+  topK,
+  fusionAlgorithm: 'RRF',
+  queryMode: 'HYBRID',
+  includeMetadata: false,
+  includeVectors: false,
+  includeData: false,
+});
+
 describe('engine', () => {
   it('removes deleted and replaced vectors from the HNSW graph itself', () => {
     const store = new NamespaceStore({ indexType: 'DENSE', dimension: 2, similarityFunction: 'COSINE' }, defaultHnsw);
@@ -716,5 +727,24 @@ describe('engine', () => {
     expect(store.delete(['a'])).toBe(1);
     expect(store.dense?.size).toBe(1);
     expect(store.dense?.search(Float32Array.of(1, 0), 5).length).toBe(1);
+  });
+
+  it('keeps removing for ever: a namespace filled and emptied again and again (usearch 2.25 looped inside remove)', () => {
+    const store = new NamespaceStore({ indexType: 'DENSE', dimension: 8, similarityFunction: 'COSINE' }, defaultHnsw);
+    const random = seededRandom(7);
+    const vector = () => Float32Array.from({ length: 8 }, () => random() - 0.5);
+    // A document of 32 chunks ingested and deleted 60 times: removed vectors pass the rebuild threshold several times.
+    for (let round = 0; round < 60; round++) {
+      const batch = Array.from({ length: 32 }, (_, i) => ({ id: `r${round}-${i}`, vector: vector() }));
+      store.upsert(batch);
+      // A search between the writes finds only live vectors, and rebuilds the graph when the removed ones pile up.
+      const found = store.query(denseQuery(batch[0]!.vector, 40));
+      expect(found.map((hit) => hit.record.id).every((id) => id.startsWith(`r${round}-`))).toBe(true);
+      expect(found).toHaveLength(32);
+      store.delete(batch.map((item) => item.id));
+    }
+    expect(store.dense?.size).toBe(0);
+    store.upsert([{ id: 'last', vector: vector() }]);
+    expect(store.query(denseQuery(vector(), 5)).map((hit) => hit.record.id)).toEqual(['last']);
   });
 });

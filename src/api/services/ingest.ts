@@ -22,6 +22,7 @@ import { DEFAULT_CONFIG } from './collections.ts';
 import type { Purge } from './purge.ts';
 
 const SNIFF_BYTES = 64 * 1024;
+const STILL_REPLACED = 'The document is still being ingested or replaced; try again when its job has ended';
 
 export interface IngestDeps {
   access: AccessService;
@@ -87,9 +88,7 @@ export function createIngestService(deps: IngestDeps) {
         : await documents.findPersonal(caller.id, replaces)
       : undefined;
     if (!old) throw notFound('Document to replace');
-    if (await documents.hasWorkInProgress(old.id)) {
-      throw conflict('The document is still being ingested or replaced; try again when its job has ended');
-    }
+    if (await documents.hasWorkInProgress(old.id)) throw conflict(STILL_REPLACED);
     return { ...target, replaces: old.id };
   }
 
@@ -151,13 +150,19 @@ export function createIngestService(deps: IngestDeps) {
   async function enqueue(caller: Caller, doc: NewDocument, replaces?: string): Promise<Accepted> {
     const { queue, workerUrl } = requireQueue();
     const jobId = crypto.randomUUID();
-    await jobs.insertWithDocument(doc, {
-      id: jobId,
-      user_id: caller.id,
-      collection_id: doc.collection_id,
-      source: doc.source_url ?? doc.name,
-      ...(replaces ? { replaces_document_id: replaces } : {}),
-    });
+    await jobs
+      .insertWithDocument(doc, {
+        id: jobId,
+        user_id: caller.id,
+        collection_id: doc.collection_id,
+        source: doc.source_url ?? doc.name,
+        ...(replaces ? { replaces_document_id: replaces } : {}),
+      })
+      .catch((error: unknown) => {
+        // Another new version of it was accepted in the meantime (the check in `target` ran before either job existed).
+        if (isUniqueViolation(error, 'ingest_jobs_replacing_idx')) throw conflict(STILL_REPLACED);
+        throw error;
+      });
     try {
       await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' })]);
     } catch (error) {
@@ -220,7 +225,9 @@ export function createIngestService(deps: IngestDeps) {
         return await enqueue(caller, doc, place.replaces);
       } catch (error) {
         // The same bytes arrived at the same moment (the unique index): answer as for any duplicate.
-        const raced = isUniqueViolation(error) ? await duplicateOf(caller, place, sha256, file.filename) : undefined;
+        const raced = isUniqueViolation(error, 'documents_content_idx')
+          ? await duplicateOf(caller, place, sha256, file.filename)
+          : undefined;
         if (!raced) throw error;
         await store.removeFolder(folder);
         return raced;
@@ -312,6 +319,8 @@ export function createIngestService(deps: IngestDeps) {
           started.push({ job_id, document_id: doc.id, source: doc.source_url ?? doc.name });
         } catch (error) {
           await store.removeFolder(folder).catch(() => {});
+          // A new version of it was accepted since the list was read: that one replaces it; leave it be.
+          if (error instanceof DomainError && error.kind === 'conflict') continue;
           throw error;
         }
       }

@@ -31,9 +31,9 @@ export function isMissingParent(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.code === '23503';
 }
 
-/** Postgres' unique_violation: a concurrent request inserted the same key first. */
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof postgres.PostgresError && error.code === '23505';
+/** Postgres' unique_violation of this index or constraint: a concurrent request inserted the same key first. */
+export function isUniqueViolation(error: unknown, index: string): boolean {
+  return error instanceof postgres.PostgresError && error.code === '23505' && error.constraint_name === index;
 }
 
 /** postgres.js's own codes for a connection that failed, closed or timed out. */

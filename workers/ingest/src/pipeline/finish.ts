@@ -29,8 +29,9 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
     return;
   }
   const status = problems.length > 0 ? 'partial' : 'succeeded';
-  await endJob(deps, job.id, status, problems.length > 0 ? storableMessage(`Partly ingested: ${problems.join('; ')}`) : null);
-  await settleEnded(deps, { ...job, status });
+  const message = problems.length > 0 ? storableMessage(`Partly ingested: ${problems.join('; ')}`) : null;
+  // Only the step that ended the job settles it: one cancelled meanwhile must not replace the old document.
+  if (await endJob(deps, job.id, status, message)) await settleEnded(deps, { ...job, status });
 }
 
 /**
@@ -51,10 +52,14 @@ export async function settleEnded(
   await queueDeliveries(deps, await deps.deliveries.unqueuedForJob(job.id));
 }
 
-/** Ends the job; its webhook deliveries go to the queue now, or, if that fails, when settleEnded runs again. */
-async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, message: string | null) {
+/**
+ * Ends the job, if no one else has; its webhook deliveries go to the queue now, or, if that fails, when
+ * settleEnded runs again. Whether this call ended it.
+ */
+async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, message: string | null): Promise<boolean> {
   const ending = await deps.db.finish(jobId, status, message);
   if (ending.ended) await queueDeliveries(deps, ending.deliveries);
+  return ending.ended;
 }
 
 /**
