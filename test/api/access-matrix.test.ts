@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, db, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
-import { queuedJob } from '../support/queued-job.ts';
+import { queuedJob } from '../support/ingest.ts';
 
 /**
  * The cast, an outsider whose token says `is_admin: "false"` (a string is no admin grant), and a

@@ -113,31 +113,39 @@ export async function clearFaults() {
 }
 
 /**
- * The rows POST /ingest/url writes for the user's personal space, without its queue message: what a
- * lost message leaves behind, or a step a test delivers itself.
+ * A document's and its job's rows, as POST /ingest/ (a small text file) or, given a URL, POST /ingest/url
+ * write them, in a collection or (null) the personal namespace, but without their queue message: what a
+ * lost message leaves behind, a step a test delivers itself, or a job that stays `queued`.
  */
-export async function queuedUrlJob(userId: string, url: string): Promise<{ jobId: string; documentId: string }> {
-  const sql = db();
+export async function queuedJob(
+  userId: string,
+  collectionId: string | null,
+  url?: string,
+): Promise<{ jobId: string; documentId: string }> {
   const documentId = randomUUID();
   const jobId = randomUUID();
-  await createJobRepo(sql).insertWithDocument(
+  const source = url ?? 'queued.txt';
+  await createJobRepo(db()).insertWithDocument(
     {
       id: documentId,
-      collection_id: null,
+      collection_id: collectionId,
       user_id: userId,
-      name: url,
-      source_kind: 'url',
-      source_url: url,
-      content_type: 'text/html',
-      doc_type: null,
+      name: source,
+      source_kind: url ? 'url' : 'upload',
+      source_url: url ?? null,
+      content_type: url ? 'text/html' : 'text/plain',
+      doc_type: url ? null : 'txt',
       size_bytes: 0,
       storage_path: null,
       chunk_size: 1000,
     },
-    { id: jobId, user_id: userId, collection_id: null, source: url },
+    { id: jobId, user_id: userId, collection_id: collectionId, source },
   );
   return { jobId, documentId };
 }
+
+/** A URL job's rows in the user's personal space, without its queue message. */
+export const queuedUrlJob = (userId: string, url: string) => queuedJob(userId, null, url);
 
 /** The ids of one document's vectors in a namespace, found by their metadata on every page of the namespace. */
 export async function vectorsOf(namespace: string, documentId: string): Promise<string[]> {
