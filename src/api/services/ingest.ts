@@ -127,11 +127,10 @@ export function createIngestService(deps: IngestDeps) {
     const jobId = crypto.randomUUID();
     const ending = await jobs.insertEnded(
       { id: jobId, user_id: caller.id, collection_id: place.collectionId, document_id: existing.id, source },
-      {
-        status: made && made.status !== 'processing' && made.status !== 'queued' ? made.status : 'succeeded',
-        errorMessage: made?.error_message ?? null,
-        chunks: existing.chunk_count,
-      },
+      // The job that made it succeeded, or ended partial (saying what was lost), or is gone with its user.
+      made?.status === 'partial'
+        ? { status: 'partial', errorMessage: made.error_message, chunks: existing.chunk_count }
+        : { status: 'succeeded', errorMessage: null, chunks: existing.chunk_count },
     );
     await deliver(ending);
     return { job_id: jobId, document_id: existing.id, duplicate: true };
