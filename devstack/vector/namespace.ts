@@ -231,7 +231,8 @@ export class NamespaceStore {
       if (found.length >= Math.min(topK, dense.size)) return found;
     }
     const candidates: StoredVector[] = [];
-    for (const record of this.records.values()) if (record.vector && (!filter || filter(record.metadata))) candidates.push(record);
+    for (const record of this.records.values())
+      if (record.vector && (!filter || filter(record.metadata))) candidates.push(record);
     const total = dense.size;
     if (candidates.length === 0) return [];
     if (filter && candidates.length > exactScanLimit && candidates.length >= total * exactScanFraction) {
