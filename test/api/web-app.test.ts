@@ -219,6 +219,14 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(4);
     await expect.poll(() => documents.getByRole('listitem').count()).toBe(4);
 
+    // The same file again: nothing new, and the page says it is already there.
+    await page.getByLabel('Choose files').setInputFiles(join(DOCS_DIR, 'handbook-1p.docx'));
+    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(5);
+    expect(await arriving.locator('[data-status="succeeded"]').first().textContent()).toMatch(
+      /handbook-1p\.docxAlready here: the same file is in this list \(\d+ chunks\)/,
+    );
+    expect(await documents.getByRole('listitem').count()).toBe(4);
+
     await page.getByRole('button', { name: 'Delete handbook-1p.docx' }).click();
     await expect.poll(() => documents.getByRole('listitem').count()).toBe(3);
     expect(foreign).toEqual([]);

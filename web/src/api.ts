@@ -99,17 +99,23 @@ function xhrUpload(path: string, file: File, token: string, onBytes: (sent: numb
   });
 }
 
+/** What an upload answers: the job to watch, and whether the place already held the same bytes. */
+export interface Accepted {
+  job_id: string;
+  duplicate: boolean;
+}
+
 /**
  * Uploads a file for ingestion, reporting the bytes sent as they go (fetch cannot); a 401 refreshes
- * the token once and sends again, like `api`. Resolves to the job's id.
+ * the token once and sends again, like `api`.
  */
-export async function uploadFile(file: File, collectionId: string | null, onBytes: (sent: number) => void): Promise<string> {
+export async function uploadFile(file: File, collectionId: string | null, onBytes: (sent: number) => void): Promise<Accepted> {
   const path = collectionId ? `/ingest?collection_id=${encodeURIComponent(collectionId)}` : '/ingest';
   let answer = await xhrUpload(path, file, await accessToken(), onBytes);
   if (answer.status === 401) answer = await xhrUpload(path, file, await accessToken(true), onBytes);
   if (answer.status === 401) return sessionOver();
   if (answer.status !== 200) throw new ApiError(answer.status, detailOf(answer.body, answer.status));
-  return (answer.body as { job_id: string }).job_id;
+  return answer.body as Accepted;
 }
 
 /**

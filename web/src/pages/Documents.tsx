@@ -28,6 +28,8 @@ interface Arrival {
   size: number | null;
   sent: number;
   jobId: string | null;
+  /** The place already held these bytes: nothing new was added. */
+  duplicate?: boolean;
   refused: string | null;
 }
 
@@ -66,7 +68,9 @@ function ArrivalRow({ arrival, onDone }: { arrival: Arrival; onDone: () => void 
   else if (state.status === 'processing') {
     text = state.chunks_total ? `Indexing: ${state.chunks_processed} of ${state.chunks_total} chunks` : 'Reading';
     [value, max] = state.chunks_total ? [state.chunks_processed, state.chunks_total] : [undefined, undefined];
-  } else if (state.status === 'succeeded') text = `Added: ${state.chunks_total} chunks`;
+  } else if (arrival.duplicate && state.status !== 'failed')
+    text = `Already here: the same file is in this list (${state.chunks_total} chunks)`;
+  else if (state.status === 'succeeded') text = `Added: ${state.chunks_total} chunks`;
   else if (state.status === 'partial') text = `Added in part: ${state.error_message ?? 'some of it could not be read.'}`;
   else text = `Not added: ${state.error_message ?? 'it could not be read.'}`;
   const failed = Boolean(arrival.refused) || state?.status === 'failed';
@@ -103,7 +107,7 @@ export function Documents({ collectionId }: { collectionId: string | null }) {
       setArrivals((all) => [arrival, ...all]);
       if (arrival.refused) continue;
       uploadFile(file, collectionId, (sent) => update(arrival.key, { sent })).then(
-        (jobId) => update(arrival.key, { jobId, sent: file.size }),
+        ({ job_id, duplicate }) => update(arrival.key, { jobId: job_id, duplicate, sent: file.size }),
         (error: unknown) => update(arrival.key, { refused: `${file.name}: ${messageOf(error)}` }),
       );
     }
