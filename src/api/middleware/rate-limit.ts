@@ -50,13 +50,8 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   const refused = results.find((result) => !result.allowed);
   if (refused) {
     const what = refused.policy === 'query' ? 'questions' : 'requests';
-    throw new DomainError(
-      'rate_limited',
-      `Too many ${what}: at most ${refused.limit} a minute; try again in ${refused.resetSeconds} s`,
-      {
-        retryAfter: refused.resetSeconds,
-      },
-    );
+    const message = `Too many ${what}: at most ${refused.limit} a minute; try again in ${refused.resetSeconds} s`;
+    throw new DomainError('rate_limited', message, { retryAfter: refused.resetSeconds });
   }
   await next();
 });
