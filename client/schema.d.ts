@@ -467,7 +467,8 @@ export interface paths {
      *     and its webhooks fire (`ingest.failed`). Its document is removed with whatever was already indexed and stored; a
      *     step that was running takes back what it writes afterwards. A document the job was to replace stays as it was.
      *     Chunks already counted against the daily quota stay counted. Cancelling a cancelled job answers it again; a job that
-     *     ended otherwise is 409. Anyone else's job is 404.
+     *     ended otherwise is 409, and so is a new version already replacing the old document (it ends in a moment). Anyone
+     *     else's job is 404.
      *
      *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
      */
@@ -1288,7 +1289,7 @@ export interface components {
       url: string;
       /** @description Omitted, null or empty: the caller’s personal namespace. */
       collection_id?: string | null;
-      /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable until the new one is indexed (`succeeded` or `partial`), then goes with its vectors, chunks and file; if the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
+      /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
       replace_document_id?: string | null;
     };
     IngestJob: {
@@ -3516,7 +3517,7 @@ export interface operations {
       query?: {
         /** @description Target collection. Omitted or empty: the caller’s personal namespace. */
         collection_id?: string;
-        /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable until the new one is indexed (`succeeded` or `partial`), then goes with its vectors, chunks and file; if the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
+        /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
         replace_document_id?: string;
       };
       header?: never;

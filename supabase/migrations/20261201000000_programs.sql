@@ -70,6 +70,10 @@ create unique index documents_content_idx on public.documents (coalesce(collecti
 create unique index ingest_jobs_replacing_idx on public.ingest_jobs (replaces_document_id)
   where replaces_document_id is not null and status in ('queued', 'processing');
 
+-- A new version's job sets this as it starts replacing the old document (its vectors, files and rows go,
+-- then the job ends): from then on it can no longer be cancelled, so that both versions are never lost.
+alter table public.ingest_jobs add column finishing boolean not null default false;
+
 -- GET /ingest/jobs?collection_id=…, newest first.
 create index ingest_jobs_user_collection_idx on public.ingest_jobs (user_id, collection_id, created_at desc);
 

@@ -9,10 +9,12 @@ import {
   type Job,
   leftOfDocument,
   objectsUnder,
+  queuedJob,
   untilQuiet,
   upload,
   vectorsOf,
   waitForJob,
+  whileRunning,
 } from '../support/ingest.ts';
 
 // The API for programs, documents side: a new version of a document (`replace_document_id` on POST /ingest/ and
@@ -102,20 +104,6 @@ async function holdings(namespace: string, documentId: string) {
 }
 
 const nothing = { documents: 0, chunks: 0, vectors: 0, objects: 0 };
-
-/** Polls the job until `ready` holds; fails if it ends first. */
-async function whileRunning(token: string, jobId: string, ready: (job: VersionJob) => boolean, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body: job } = await getJob(token, jobId);
-    if (['succeeded', 'partial', 'failed'].includes(job.status)) {
-      throw new Error(`job ${jobId} ended before the test could act on it: ${JSON.stringify(job)}`);
-    }
-    if (ready(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} never got there: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('a new version of a document (replace_document_id)', () => {
   let cast: Cast;
@@ -410,6 +398,23 @@ describe('a new version of a document (replace_document_id)', () => {
     expect(later.status).toBe(200);
     expect((await waitForJob(cast.owner.token, later.body.job_id)).status).toBe('succeeded');
   }, 180_000);
+
+  it('cannot be cancelled once it is swapping itself for the old document (409), which it finishes', async () => {
+    const collectionId = await createCollection(cast.owner, 'Versions: swapping');
+    const old = await queuedJob(cast.owner.id, collectionId);
+    const next = await queuedJob(cast.owner.id, collectionId);
+    // The state the ingest worker's last step leaves for the moment it removes the old version (claimFinish).
+    await db()`update ingest_jobs set status = 'processing', finishing = true, replaces_document_id = ${old.documentId}
+                where id = ${next.jobId}`;
+    const refused = await api('POST', `/ingest/jobs/${next.jobId}/cancel`, { token: cast.owner.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      code: 'conflict',
+      detail: 'The job is replacing the document it is a new version of, and can no longer be cancelled',
+    });
+    const [job] = await db()`select status, document_id from ingest_jobs where id = ${next.jobId}`;
+    expect(job).toMatchObject({ status: 'processing', document_id: next.documentId });
+  });
 });
 
 describe('GET /collections/{id}/documents with limit and offset', () => {

@@ -15,6 +15,7 @@ import {
   upload,
   vectorIndex,
   waitForJob,
+  whileRunning,
 } from '../support/ingest.ts';
 
 // The API for programs, jobs side: GET /ingest/jobs (the caller's own, filtered and paged), cancelling a job
@@ -60,20 +61,6 @@ async function sharedForIngest(owner: TestUser, member: TestUser, name: string):
   const { collection, link } = await collectionWithLink(owner, name, 'ingest');
   expect((await api('POST', `/collections/join/${link.share_token}`, { token: member.token })).status).toBe(200);
   return collection.id;
-}
-
-/** Polls the job until `ready` holds; fails if it ends first. */
-async function whileRunning(token: string, jobId: string, ready: (job: ListedJob) => boolean, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body: job } = await getJob(token, jobId);
-    if (['succeeded', 'partial', 'failed'].includes(job.status)) {
-      throw new Error(`job ${jobId} ended before the test could act on it: ${JSON.stringify(job)}`);
-    }
-    if (ready(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} never got there: ${JSON.stringify(job)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /**

@@ -46,6 +46,25 @@ export async function waitForJob(token: string, jobId: string, timeoutMs = 60_00
   throw new Error(`job ${jobId} did not finish: ${JSON.stringify(seen.at(-1))}`);
 }
 
+/** Polls a job until `ready` holds, and answers it; fails if the job ends first, or never gets there. */
+export async function whileRunning<J extends Job = Job>(
+  token: string,
+  jobId: string,
+  ready: (job: J) => boolean,
+  timeoutMs = 60_000,
+): Promise<J> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body: job } = await api<J>('GET', `/ingest/jobs/${jobId}`, { token });
+    if (['succeeded', 'partial', 'failed'].includes(job.status)) {
+      throw new Error(`job ${jobId} ended before the test could act on it: ${JSON.stringify(job)}`);
+    }
+    if (ready(job)) return job;
+    if (Date.now() > deadline) throw new Error(`job ${jobId} never got there: ${JSON.stringify(job)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export async function ingestFile(
   token: string,
   name: string,

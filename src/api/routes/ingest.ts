@@ -96,7 +96,8 @@ const cancelJob = route.post('/ingest/jobs/{job_id}/cancel', 'Cancel an ingest j
 and its webhooks fire (\`ingest.failed\`). Its document is removed with whatever was already indexed and stored; a
 step that was running takes back what it writes afterwards. A document the job was to replace stays as it was.
 Chunks already counted against the daily quota stay counted. Cancelling a cancelled job answers it again; a job that
-ended otherwise is 409. Anyone else's job is 404.`,
+ended otherwise is 409, and so is a new version already replacing the old document (it ends in a moment). Anyone
+else's job is 404.`,
   request: { params: JobParams },
   responses: { 200: json(JobSchema, 'The cancelled job') },
   errors: [404, 409, 502],

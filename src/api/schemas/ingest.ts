@@ -7,9 +7,9 @@ const JobStatusSchema = z.enum(JOB_STATUSES).openapi('JobStatus');
 const replaceDocumentId = plainText().openapi({
   description:
     'A document of the same collection (or personal namespace) that this one is a new version of. It stays ' +
-    'searchable until the new one is indexed (`succeeded` or `partial`), then goes with its vectors, chunks and file; ' +
-    'if the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is ' +
-    'still being ingested or replaced.',
+    'searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends ' +
+    '(`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not ' +
+    'there, 409 while it is still being ingested or replaced.',
 });
 
 export const IngestQuery = z.object({

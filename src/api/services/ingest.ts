@@ -351,14 +351,19 @@ export function createIngestService(deps: IngestDeps) {
      * Stops the creator's job: it ends `failed`, "Cancelled", at once (with its webhooks), so no later step
      * does anything; then its document goes with whatever was indexed and stored. A step already running
      * takes back what it writes after this (the ingest worker's takeBackIfGone). A document it was to
-     * replace stays. Cancelling again answers the same; a job that ended otherwise is 409.
+     * replace stays. Cancelling again answers the same; a job that ended otherwise is 409, and so is a new
+     * version already replacing the old document (it ends in a moment).
      */
     async cancel(caller: Caller, jobId: string): Promise<JobRow> {
       const job = await ownJob(caller, jobId);
       const ending = await jobs.cancel(job.job_id, caller.id);
       const now = await ownJob(caller, jobId);
       if (!ending.ended && !(now.status === 'failed' && now.error_message === CANCELLED)) {
-        throw conflict(`The job has already ended (${now.status})`);
+        throw conflict(
+          now.status === 'processing'
+            ? 'The job is replacing the document it is a new version of, and can no longer be cancelled'
+            : `The job has already ended (${now.status})`,
+        );
       }
       await deliver(ending);
       // Again on a repeated cancel: a purge that failed (an outage) is finished by cancelling again.

@@ -181,6 +181,15 @@ export function createPipelineDb(sql: Sql) {
       endJob(sql, jobId, status, errorMessage),
 
     /**
+     * A new version's job, about to replace the old document: from now on it cannot be cancelled (job-endings.ts).
+     * False when it was cancelled first.
+     */
+    async claimFinish(jobId: string): Promise<boolean> {
+      const rows = await sql`update ingest_jobs set finishing = true where id = ${jobId} and status = 'processing' returning id`;
+      return rows.length > 0;
+    },
+
+    /**
      * A re-chunk's copy takes the content hash of the document it replaced, in the statement that deletes
      * that document's row, so that the same bytes stay one document (the unique index) throughout.
      */

@@ -88,9 +88,11 @@ export function createJobRepo(sql: Sql) {
          order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`;
     },
 
-    /** Ends the creator's unfinished job as failed, "Cancelled", its document to be removed; not if it had already ended. */
-    cancel: (id: string, userId: string): Promise<JobEnding> =>
-      endJob(sql, id, 'failed', CANCELLED, { ownerId: userId, documentGoes: true }),
+    /**
+     * Ends the creator's unfinished job as failed, "Cancelled", its document to be removed; not one that has
+     * ended, or that is already replacing the document it is a new version of.
+     */
+    cancel: (id: string, userId: string): Promise<JobEnding> => endJob(sql, id, 'failed', CANCELLED, { cancelledBy: userId }),
 
     async delete(id: string): Promise<void> {
       await sql`delete from ingest_jobs where id = ${id}`;

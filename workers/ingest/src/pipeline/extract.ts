@@ -125,13 +125,17 @@ async function embedHere(deps: PipelineDeps, job: ReadyJob, range: { from: numbe
   }
 }
 
-/** Re-delivered after its range was saved: queue again whatever may not have been queued. */
+/**
+ * Re-delivered after its range was saved (or picked up by the sweep): queue again whatever may not have been
+ * queued; with everything read and indexed, the job only had to finish (its last step failed there), so finish it.
+ */
 async function requeue(deps: PipelineDeps, job: ReadyJob) {
   const pending = await deps.db.pendingChunks(job.document.id, 0, job.chunks_total);
   const messages = batches(deps, job.id, pending);
   if (!job.extracted) {
     messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: job.extract_cursor }));
   }
+  if (messages.length === 0) return finishIfComplete(deps, job);
   await deps.queue.publish(messages);
 }
 

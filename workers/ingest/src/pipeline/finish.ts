@@ -28,38 +28,29 @@ export async function finishIfComplete(deps: PipelineDeps, job: PipelineJob & { 
     );
     return;
   }
+  // A new version (an upload, a re-chunk) replaces the old document before it ends, so that its job says
+  // `succeeded` only once the old one is gone. Claimed first: a cancelled job replaces nothing, and one that
+  // is replacing can no longer be cancelled. A failure part-way is retried, and claims again.
+  if (job.replaces_document_id) {
+    if (!(await deps.db.claimFinish(job.id))) return;
+    await removeDocument(deps, { ...job.document, id: job.replaces_document_id }, job.document.id);
+  }
   const status = problems.length > 0 ? 'partial' : 'succeeded';
-  const message = problems.length > 0 ? storableMessage(`Partly ingested: ${problems.join('; ')}`) : null;
-  // Only the step that ended the job settles it: one cancelled meanwhile must not replace the old document.
-  if (await endJob(deps, job.id, status, message)) await settleEnded(deps, { ...job, status });
+  await endJob(deps, job.id, status, problems.length > 0 ? storableMessage(`Partly ingested: ${problems.join('; ')}`) : null);
 }
 
 /**
- * What follows a job's ending, safe to repeat: a step redelivered after it (a failure below, a lost
- * answer) runs this again. The document a replacement (a new version, a re-chunk) was indexed to
- * replace goes only now, so that a job cancelled or failed before this point leaves it as it was.
- * Deliveries the queue did not take are handed to it again.
+ * A step delivered after its job ended (a redelivery, a batch still queued): the ending's webhook deliveries
+ * that the queue did not take are handed to it again.
  */
-export async function settleEnded(
-  deps: PipelineDeps,
-  job: Pick<PipelineJob, 'id' | 'status' | 'replaces_document_id'> & {
-    document: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'> | null;
-  },
-) {
-  if (job.replaces_document_id && job.document && (job.status === 'succeeded' || job.status === 'partial')) {
-    await removeDocument(deps, { ...job.document, id: job.replaces_document_id }, job.document.id);
-  }
+export async function settleEnded(deps: PipelineDeps, job: Pick<PipelineJob, 'id'>) {
   await queueDeliveries(deps, await deps.deliveries.unqueuedForJob(job.id));
 }
 
-/**
- * Ends the job, if no one else has; its webhook deliveries go to the queue now, or, if that fails, when
- * settleEnded runs again. Whether this call ended it.
- */
-async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, message: string | null): Promise<boolean> {
+/** Ends the job, if no one else has; its webhook deliveries go to the queue now, or, if that fails, when settleEnded runs. */
+async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, message: string | null) {
   const ending = await deps.db.finish(jobId, status, message);
   if (ending.ended) await queueDeliveries(deps, ending.deliveries);
-  return ending.ended;
 }
 
 /**
