@@ -89,7 +89,7 @@ async function ingested(owner: TestUser, collectionId: string | undefined, name:
   const job = await waitForJob(owner.token, created.body.job_id);
   expect(job.status, job.error_message ?? '').toBe('succeeded');
   const id = created.body.document_id as string;
-  return { id, job, ...(await holdings(collectionId ?? `personal-${owner.id}`, id)) };
+  return { id, job, held: await holdings(collectionId ?? `personal-${owner.id}`, id) };
 }
 
 /** A document's row, chunk rows, vectors and stored objects. */
@@ -116,8 +116,8 @@ describe('a new version of a document (replace_document_id)', () => {
   it('keeps the old document listed and searchable while the new one is ingested, then removes all of it', async () => {
     const collectionId = await createCollection(cast.owner, 'Versions: a new PDF');
     const old = await ingested(cast.owner, collectionId, 'keeper.txt', KEEPER);
-    expect(old.vectors.length).toBeGreaterThan(0);
-    expect(old.objects.length).toBeGreaterThan(0);
+    expect(old.held.vectors.length).toBeGreaterThan(0);
+    expect(old.held.objects.length).toBeGreaterThan(0);
     expect(await searched(cast.owner.token, collectionId, KEEPER_QUESTION)).toContain(old.id);
 
     // Two page ranges: long enough to look at the collection while it is read.
@@ -155,12 +155,7 @@ describe('a new version of a document (replace_document_id)', () => {
       replaces: newId,
     });
     expect(ofTheNew.status).toBe(409);
-    expect(await holdings(collectionId, old.id)).toEqual({
-      row: old.row,
-      chunks: old.chunks,
-      vectors: old.vectors,
-      objects: old.objects,
-    });
+    expect(await holdings(collectionId, old.id)).toEqual(old.held);
     // The job list says which document the running job replaces.
     const jobs = await api<VersionJob[]>('GET', `/ingest/jobs?collection_id=${collectionId}`, { token: cast.owner.token });
     expect(jobs.body.find((j) => j.job_id === jobId)).toMatchObject({ document_id: newId, replaces_document_id: old.id });
@@ -240,12 +235,7 @@ describe('a new version of a document (replace_document_id)', () => {
     expect((await getJob(cast.owner.token, job.job_id)).body).toMatchObject({ document_id: null, replaces_document_id: old.id });
     expect(await leftOfDocument(collectionId, created.body.document_id)).toEqual(nothing);
 
-    expect(await holdings(collectionId, old.id)).toEqual({
-      row: old.row,
-      chunks: old.chunks,
-      vectors: old.vectors,
-      objects: old.objects,
-    });
+    expect(await holdings(collectionId, old.id)).toEqual(old.held);
     expect((await listed(cast.owner.token, collectionId)).map((d) => d.id)).toEqual([old.id]);
     expect(await searched(cast.owner.token, collectionId, KEEPER_QUESTION)).toContain(old.id);
 
@@ -271,14 +261,9 @@ describe('a new version of a document (replace_document_id)', () => {
       document_id: old.id,
       replaces_document_id: null,
     });
-    expect(await holdings(collectionId, old.id)).toEqual({
-      row: old.row,
-      chunks: old.chunks,
-      vectors: old.vectors,
-      objects: old.objects,
-    });
+    expect(await holdings(collectionId, old.id)).toEqual(old.held);
     expect((await listed(cast.owner.token, collectionId)).map((d) => d.id)).toEqual([old.id]);
-    expect((await objectsUnder(collectionId)).sort()).toEqual(old.objects);
+    expect((await objectsUnder(collectionId)).sort()).toEqual(old.held.objects);
   });
 
   it('refuses members (403), documents that are not there or elsewhere (404), and one already being replaced (409)', async () => {
@@ -327,17 +312,9 @@ describe('a new version of a document (replace_document_id)', () => {
     expect(await listed(cast.owner.token, shared)).toEqual(
       before.map((d) => ({ ...d, open_url: d.open_url === null ? null : expect.any(String) })),
     );
-    expect(await holdings(shared, old.id)).toEqual({
-      row: old.row,
-      chunks: old.chunks,
-      vectors: old.vectors,
-      objects: old.objects,
-    });
-    expect(await holdings(elsewhere, other.id)).toMatchObject({ row: other.row, vectors: other.vectors });
-    expect(await holdings(`personal-${cast.owner.id}`, personal.id)).toMatchObject({
-      row: personal.row,
-      vectors: personal.vectors,
-    });
+    expect(await holdings(shared, old.id)).toEqual(old.held);
+    expect(await holdings(elsewhere, other.id)).toEqual(other.held);
+    expect(await holdings(`personal-${cast.owner.id}`, personal.id)).toEqual(personal.held);
   });
 
   it('accepts one of two new versions of a document sent at the same moment', async () => {
@@ -382,12 +359,7 @@ describe('a new version of a document (replace_document_id)', () => {
       (left) => Object.values(left).every((n) => n === 0),
       { quietMs: 8_000, timeoutMs: 90_000 },
     );
-    expect(await holdings(collectionId, old.id)).toEqual({
-      row: old.row,
-      chunks: old.chunks,
-      vectors: old.vectors,
-      objects: old.objects,
-    });
+    expect(await holdings(collectionId, old.id)).toEqual(old.held);
     expect((await listed(cast.owner.token, collectionId)).map((d) => d.id)).toEqual([old.id]);
     expect(await searched(cast.owner.token, collectionId, KEEPER_QUESTION)).toContain(old.id);
     // And it can be replaced afterwards.
