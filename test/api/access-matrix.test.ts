@@ -126,6 +126,7 @@ const ENDPOINTS: Endpoint[] = [
     active: false,
   }),
   endpoint('webhook deliveries', 'GET /webhooks/{ownerHook}/deliveries', { scope: 'bearer', place: 'anywhere' }, ownerThing),
+  endpoint('rotate secret', 'POST /webhooks/{ownerHook}/rotate-secret', { scope: 'bearer', place: 'anywhere' }, ownerThing),
   endpoint('delete webhook', 'DELETE /webhooks/{ownerHook}', { scope: 'bearer', place: 'anywhere', consumes: true }, ownerThing),
 ];
 
@@ -374,6 +375,31 @@ const users = () => Object.values(cast).map((u) => u.id);
 
 function expectRefusal(response: { status: number; body: any }, who: string) {
   expect(response.body.code, who).toBe(response.status === 403 ? 'forbidden' : 'not_found');
+}
+
+it('runs every operation of /openapi.json, with the credentials the description declares for it', async () => {
+  // Path templates compared without their names, a query or a trailing slash: `/webhooks/{id}` is `/webhooks/{ownerHook}` here.
+  const shape = (method: string, path: string) =>
+    `${method.toUpperCase()} ${path
+      .replace(/\?.*/, '')
+      .replace(/\{\w+\}/g, '{}')
+      .replace(/\/$/, '')}`;
+  const described = (await api<OpenApiDocument>('GET', '/openapi.json')).body;
+  const declared = Object.entries(described.paths).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([, operation]) => operation.security?.length)
+      .map(([method, operation]) => {
+        const scopes = operation.security?.find((s) => s.apiKey)?.apiKey;
+        return [shape(method, path), scopes ? scopes.join(' ') : 'bearer'];
+      }),
+  );
+  const matrix = ENDPOINTS.map((e) => [shape(e.method, e.path), e.scope]);
+  expect(Object.fromEntries(matrix)).toEqual(Object.fromEntries(declared));
+  expect(matrix).toHaveLength(declared.length);
+});
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
 }
 
 describe.each(ENDPOINTS)('$method $name', (endpoint) => {

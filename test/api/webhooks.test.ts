@@ -301,6 +301,7 @@ describe('registration', () => {
     const attempts: [string, string, unknown?][] = [
       ['PATCH', `/webhooks/${hook.id}`, { active: false }],
       ['PATCH', `/webhooks/${hook.id}`, { url: receiver.url('/hijacked') }],
+      ['POST', `/webhooks/${hook.id}/rotate-secret`],
       ['DELETE', `/webhooks/${hook.id}`],
       ['GET', `/webhooks/${hook.id}/deliveries`],
     ];
@@ -313,6 +314,7 @@ describe('registration', () => {
       expect((await api('PATCH', `/webhooks/${id}`, { token: owner.token, body: { active: false } })).status).toBe(404);
       expect((await api('DELETE', `/webhooks/${id}`, { token: owner.token })).status).toBe(404);
       expect((await api('GET', `/webhooks/${id}/deliveries`, { token: owner.token })).status).toBe(404);
+      expect((await api('POST', `/webhooks/${id}/rotate-secret`, { token: owner.token })).status).toBe(404);
     }
     const listed = await api('GET', '/webhooks/', { token: owner.token });
     expect(listed.body).toEqual([expect.objectContaining({ id: hook.id, url: hook.url, active: true })]);
@@ -353,6 +355,7 @@ describe('registration', () => {
       ['POST', '/webhooks/', { url: receiver.url(hookPath('key-new')), events: ALL_EVENTS }],
       ['GET', '/webhooks/'],
       ['PATCH', `/webhooks/${hook.id}`, { active: false }],
+      ['POST', `/webhooks/${hook.id}/rotate-secret`],
       ['DELETE', `/webhooks/${hook.id}`],
       ['GET', `/webhooks/${hook.id}/deliveries`],
     ];
@@ -845,6 +848,46 @@ describe.concurrent('deliveries that take a while', () => {
     await sleep(1_500);
     expect(requestsFor(path, job.job_id)).toHaveLength(1);
     expect((await deliveriesOf(user, hook.id)).find((d) => d.id === skipped.id)?.status).toBe('skipped');
+  });
+
+  it('a rotated secret signs every attempt from then on, the retry of an earlier delivery included', async () => {
+    const user = await signUp('hooks-rotate');
+    const path = hookPath('rotate');
+    // The first attempt is signed and sent before the rotation, held, then refused; its retry comes after.
+    const rotated = gate();
+    receiver.answer(path, { status: 500, hold: rotated.promise }, { status: 200 });
+    const hook = await register(user, path);
+
+    const job = await uploadAndWait(user, 'rotated.txt', uniqueText('Rotated'));
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    await waitForRequestsFor(path, job.job_id);
+    const rotation = await api<Hook>('POST', `/webhooks/${hook.id}/rotate-secret`, { token: user.token });
+    rotated.open();
+    expect(rotation.status, JSON.stringify(rotation.body)).toBe(200);
+    const { secret, updated_at, ...unchanged } = rotation.body;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).not.toBe(hook.secret);
+    const { secret: _oldSecret, updated_at: _registeredAt, ...registered } = hook;
+    expect(unchanged).toEqual(registered);
+    expect(Date.parse(updated_at)).toBeGreaterThanOrEqual(Date.parse(hook.updated_at));
+    // Shown once: the list has no secret.
+    expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([{ ...unchanged, updated_at }]);
+
+    const delivered = await deliveryFor(user, hook.id, job.job_id, (d) => d.status === 'delivered');
+    expect(delivered.attempts).toBe(2);
+    const [before, after] = requestsFor(path, job.job_id) as [ReceivedRequest, ReceivedRequest];
+    expectSigned(before, hook.secret);
+    expectSigned(after, secret);
+    expect(after.headers['x-service-delivery']).toBe(before.headers['x-service-delivery']);
+
+    // The next job's delivery: the new secret only.
+    const next = await uploadAndWait(user, 'rotated-again.txt', uniqueText('Rotated again'));
+    const [request] = await waitForRequestsFor(path, next.job_id);
+    if (!request) throw new Error('no request');
+    expectSigned(request, secret);
+    expect(request.headers['x-service-signature']).not.toBe(
+      `sha256=${createHmac('sha256', hook.secret).update(request.body).digest('hex')}`,
+    );
   });
 
   it('a webhook deleted while a delivery waits for its retry: nothing more is sent, its records go with it', async () => {

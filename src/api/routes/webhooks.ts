@@ -58,6 +58,17 @@ const remove = route.delete('/webhooks/{id}', 'Delete a webhook', {
   errors: [404],
 });
 
+const rotateSecret = route.post('/webhooks/{id}/rotate-secret', 'Replace a webhook’s signing secret', {
+  operationId: 'rotateWebhookSecret',
+  access: 'bearer',
+  description:
+    'For a secret that may have leaked. The new `secret` is in this answer only, and signs every attempt from now on, ' +
+    'retries of earlier deliveries included; the old one signs nothing more. Anyone else’s webhook is 404.',
+  request: { params: WebhookParams },
+  responses: { 200: json(CreatedWebhookSchema, 'The webhook, with its new secret') },
+  errors: [404],
+});
+
 const deliveries = route.get('/webhooks/{id}/deliveries', 'Recent deliveries of a webhook', {
   operationId: 'listWebhookDeliveries',
   access: 'bearer',
@@ -92,6 +103,9 @@ export function registerWebhookRoutes(app: App) {
   );
   app.openapi(remove, async (c) =>
     c.json({ deleted: await c.var.services.webhooks.delete(c.var.caller, c.req.valid('param').id) }, 200),
+  );
+  app.openapi(rotateSecret, async (c) =>
+    c.json(await c.var.services.webhooks.rotateSecret(c.var.caller, c.req.valid('param').id), 200),
   );
   app.openapi(deliveries, async (c) =>
     c.json(await c.var.services.webhooks.deliveries(c.var.caller, c.req.valid('param').id, c.req.valid('query')), 200),

@@ -19,6 +19,8 @@ export interface WebhookDeps {
   checkUrl: (url: string) => Promise<UrlVerdict>;
 }
 
+const newSecret = () => `whsec_${randomToken(32)}`;
+
 /** The signing secret is in this answer only. */
 export type CreatedWebhook = WebhookRow & { secret: string };
 
@@ -50,8 +52,16 @@ export function createWebhookService(deps: WebhookDeps) {
       if ((await webhooks.count(caller.id)) >= MAX_WEBHOOKS_PER_USER) {
         throw conflict(`You have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed; delete one first`);
       }
-      const secret = `whsec_${randomToken(32)}`;
+      const secret = newSecret();
       const row = await webhooks.insert(caller.id, { url, events: [...new Set(request.events)], collectionId, secret });
+      return { ...row, secret };
+    },
+
+    /** For a secret that leaked: the old one stops signing at once, so there is no window where both verify. */
+    async rotateSecret(caller: Caller, id: string): Promise<CreatedWebhook> {
+      const secret = newSecret();
+      const row = isUuid(id) ? await webhooks.replaceSecret(caller.id, id, secret) : undefined;
+      if (!row) throw notFound('Webhook');
       return { ...row, secret };
     },
 

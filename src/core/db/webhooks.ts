@@ -60,6 +60,15 @@ export function createWebhookRepo(sql: Sql) {
       return row;
     },
 
+    /** Every attempt from now on, retries of earlier deliveries included, is signed with the new secret. */
+    async replaceSecret(userId: string, id: string, secret: string): Promise<WebhookRow | undefined> {
+      const [row] = await sql<WebhookRow[]>`
+        update webhooks set secret = ${secret}, updated_at = now()
+         where id = ${id} and user_id = ${userId}
+        returning ${sql.unsafe(LISTED)}`;
+      return row;
+    },
+
     /** Its deliveries go with it. */
     async delete(userId: string, id: string): Promise<boolean> {
       return (await sql`delete from webhooks where id = ${id} and user_id = ${userId} returning id`).length > 0;
