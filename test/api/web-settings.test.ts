@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
-import { api, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
@@ -125,7 +125,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     await page.context().close();
   });
 
-  it('registers a webhook, shows its secret once, shows a delivery, pauses, resumes and deletes it', async () => {
+  it('registers a webhook, shows its secret once, shows a delivery, pauses, resumes, replaces its secret and deletes it', async () => {
     const user = await signUp('web-hooks');
     const { page, foreign } = await newPage();
     await signInInBrowser(page, user, '/app/settings');
@@ -179,8 +179,20 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     await expect.poll(() => hooks.getByRole('button', { name: `Pause webhook ${url}` }).count()).toBe(1);
     expect((await api('GET', '/webhooks/', { token: user.token })).body[0].active).toBe(true);
 
-    await hooks.getByRole('button', { name: `Delete webhook ${url}` }).click();
+    // A new secret, after a warning: shown once, in the same box, and the only one that signs now.
+    await hooks.getByRole('button', { name: `New secret for webhook ${url}` }).click();
     const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toMatch(/Replace the signing secret\?.*The current secret signs nothing more/s);
+    await dialog.getByRole('button', { name: 'Replace secret' }).click();
+    await expect.poll(() => field.inputValue()).not.toBe(secret);
+    const replaced = await field.inputValue();
+    expect(replaced).toMatch(/^whsec_/);
+    expect(await hasFocus(field)).toBe(true);
+    const [stored] = await db()<{ secret: string }[]>`select secret from webhooks where user_id = ${user.id}`;
+    expect(stored?.secret).toBe(replaced);
+    expect(await hooks.textContent()).not.toContain(replaced);
+
+    await hooks.getByRole('button', { name: `Delete webhook ${url}` }).click();
     expect(await dialog.textContent()).toMatch(/Delete this webhook\?.*\/hook gets no more deliveries/s);
     await dialog.getByRole('button', { name: 'Delete webhook' }).click();
     await expect.poll(() => hooks.getByRole('listitem').count()).toBe(0);

@@ -114,12 +114,14 @@ function WebhookRow({
   ask,
   onChanged,
   onDeleted,
+  onSecret,
 }: {
   hook: Webhook;
   collections: Listed[] | undefined;
   ask: Ask;
   onChanged: () => Promise<unknown>;
   onDeleted: () => void;
+  onSecret: (hook: CreatedWebhook) => void;
 }) {
   const [open, setOpen] = useState(false);
   const toggle = useMutation({
@@ -132,6 +134,10 @@ function WebhookRow({
       await onChanged();
       onDeleted();
     },
+  });
+  const rotate = useMutation({
+    mutationFn: () => api<CreatedWebhook>('POST', `/webhooks/${hook.id}/rotate-secret`),
+    onSuccess: onSecret,
   });
   const action = hook.active ? 'Pause' : 'Resume';
   return (
@@ -174,6 +180,22 @@ function WebhookRow({
         </button>
         <button
           type="button"
+          class="secondary"
+          aria-label={`New secret for webhook ${hook.url}`}
+          disabled={rotate.isPending}
+          onClick={() =>
+            ask({
+              title: 'Replace the signing secret?',
+              body: `From now on every delivery to ${hook.url}, retries included, is signed with a new secret, shown once. The current secret signs nothing more: update your receiver straight away.`,
+              action: 'Replace secret',
+              run: () => rotate.mutate(),
+            })
+          }
+        >
+          New secret
+        </button>
+        <button
+          type="button"
           class="danger"
           aria-label={`Delete webhook ${hook.url}`}
           onClick={() =>
@@ -188,7 +210,7 @@ function WebhookRow({
           Delete
         </button>
       </span>
-      <Failure error={toggle.error ?? remove.error} />
+      <Failure error={toggle.error ?? rotate.error ?? remove.error} />
       <details class="wide" onToggle={(event) => setOpen(event.currentTarget.open)}>
         <summary>Deliveries</summary>
         {open && <Deliveries webhookId={hook.id} />}
@@ -328,6 +350,7 @@ export function Webhooks({ collections, ask }: { collections: Listed[] | undefin
               if (made?.id === hook.id) setMade(null);
               heading.current?.focus();
             }}
+            onSecret={setMade}
           />
         ))}
       </ul>
