@@ -72,6 +72,7 @@ describe('public routes', () => {
         'PATCH /webhooks/{id}',
         'DELETE /webhooks/{id}',
         'GET /webhooks/{id}/deliveries',
+        'POST /webhooks/{id}/rotate-secret',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;
