@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
-import { api, db, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, makeAdmin, signUp, stack } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
+import { newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
 
@@ -18,18 +19,6 @@ beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(() => browser?.close());
-
-/** A fresh browser profile; every request it makes is recorded, to check that none leaves loopback. */
-async function newPage(): Promise<{ page: Page; foreign: string[] }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const foreign: string[] = [];
-  page.on('request', (request) => {
-    const { hostname, protocol } = new URL(request.url());
-    if (protocol !== 'data:' && hostname !== '127.0.0.1' && hostname !== 'localhost') foreign.push(request.url());
-  });
-  return { page, foreign };
-}
 
 async function signUpInBrowser(page: Page, email: string) {
   await page.getByRole('button', { name: 'Create one' }).click();
@@ -46,19 +35,10 @@ function accessTokenIn(page: Page): Promise<string> {
   });
 }
 
-/** Signs in through the login page as a user made through the API, then opens `path`. */
-async function signInInBrowser(page: Page, user: TestUser, path: string) {
-  await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${stack.apiUrl}${path}`);
-}
-
 // A browser, a worker and the queue share two cores with the rest of the suite: generous time per journey.
 describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeout: 90_000 }, () => {
   it('sends a visitor without a session to /login, and back to the page asked for after signing up', async () => {
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     await page.goto(`${stack.apiUrl}/app/`);
     await page.waitForURL(`${stack.apiUrl}/login?next=%2Fapp%2F`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
@@ -74,7 +54,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
 
   it('signs in with the keyboard alone, and out again', async () => {
     const user = await signUp('web-keyboard');
-    const { page } = await newPage();
+    const { page } = await newPage(browser);
     await page.goto(`${stack.apiUrl}/login`);
     await page.getByLabel('Email').waitFor();
     await page.keyboard.press('Tab');
@@ -100,7 +80,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
 
   it('lists owned and shared collections with the permission, creates one, and deletes one after saying what is lost', async () => {
     const owner = await signUp('web-owner');
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     const email = `web-${randomUUID().slice(0, 8)}@example.com`;
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, email);
@@ -140,7 +120,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   });
 
   it('refreshes an access token the API refuses, once, and carries on', async () => {
-    const { page } = await newPage();
+    const { page } = await newPage(browser);
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
@@ -168,7 +148,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   });
 
   it('uploads two files at once to the end, takes a dropped one, says why one failed, refuses a wrong one unsent, adds a URL', async () => {
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
@@ -234,7 +214,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   });
 
   it('streams an answer word by word, opens a citation, stops an answer, and keeps the chat in a session', async () => {
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
@@ -294,7 +274,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     const created = await api('POST', '/collections/', { token: user.token, body: { name: 'Scans' } });
     const job = await ingestFile(user.token, 'scan-linn-2col.pdf', created.body.id);
     expect(job.status).toBe('succeeded');
-    const { page } = await newPage();
+    const { page } = await newPage(browser);
     await signInInBrowser(page, user, `/app/c/${created.body.id}`);
     await page.getByLabel('Your question').fill('What is the LinnSequencer MIDI sequence recorder?');
     await page.getByRole('button', { name: 'Ask' }).click();
@@ -314,7 +294,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   it('shares a collection through a link that a second browser joins; the owner sees, removes and revokes', async () => {
     const owner = await signUp('web-sharer');
     const created = await api('POST', '/collections/', { token: owner.token, body: { name: 'Shared shelf' } });
-    const { page: ownerPage, foreign } = await newPage();
+    const { page: ownerPage, foreign } = await newPage(browser);
     await signInInBrowser(ownerPage, owner, `/app/c/${created.body.id}`);
     await ownerPage.getByLabel('New invite link that lets people').selectOption('query');
     await ownerPage.getByRole('button', { name: 'Create link' }).click();
@@ -326,7 +306,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => ownerPage.getByRole('status').textContent()).toBe('This link is to one of your own collections.');
 
     // A second person, in a browser of their own, opens the link, signs up, and lands in the collection.
-    const { page: guest } = await newPage();
+    const { page: guest } = await newPage(browser);
     await guest.goto(link);
     await guest.waitForURL(/\/login\?next=%2Fjoin%2F/);
     const guestEmail = `web-guest-${randomUUID().slice(0, 8)}@example.com`;
@@ -362,7 +342,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => links.getByRole('listitem').count()).toBe(0);
 
     // A revoked link says so in words.
-    const { page: late } = await newPage();
+    const { page: late } = await newPage(browser);
     await late.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(late, `web-late-${randomUUID().slice(0, 8)}@example.com`);
     await late.waitForURL(`${stack.apiUrl}/app/`);
@@ -387,7 +367,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     });
     expect(await asked.text()).toContain('event: done');
 
-    const { page } = await newPage();
+    const { page } = await newPage(browser);
     await signInInBrowser(page, admin, `/app/c/${id}`);
     const chart = page.getByRole('img', { name: 'Daily average scores, from 0 to 1' });
     // The stats refresh on their own (every 15 s) while the page is open: scoring finishes in the background.
@@ -420,7 +400,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => page.getByRole('status').last().textContent()).toMatch(/^Saved/);
     expect((await api('GET', `/collections/${id}/config`, { token: admin.token })).body.retrieval_strategy).toBe('mmr');
 
-    const { page: memberPage } = await newPage();
+    const { page: memberPage } = await newPage(browser);
     await signInInBrowser(memberPage, member, `/app/c/${id}`);
     await memberPage.getByRole('heading', { name: 'Quality' }).waitFor();
     await expect.poll(() => memberPage.getByRole('list', { name: 'Evaluation records' }).textContent()).toContain('La Rance');
@@ -435,17 +415,16 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
       token: user.token,
       body: { name: 'A collection with a long name to wrap' },
     });
-    const context = await browser.newContext({ viewport: { width: 360, height: 780 } });
-    const page = await context.newPage();
+    const { page } = await newPage(browser, { width: 360, height: 780 });
     await signInInBrowser(page, user, '/app/');
     for (const path of ['/app/', `/app/c/${created.body.id}`, '/app/personal']) {
       await page.goto(`${stack.apiUrl}${path}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
-      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-      expect(widths[0], path).toBeLessThanOrEqual(widths[1] as number);
+      const [width, screen] = await pageAndScreenWidths(page);
+      expect(width, path).toBeLessThanOrEqual(screen);
     }
-    await context.close();
+    await page.context().close();
   });
 
   it('keeps API clients on JSON: a 401 for a missing token, a 404 for an unknown path', async () => {

@@ -1,8 +1,9 @@
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
-import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, signUp, stack } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
+import { hasFocus, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
 // made, shown once, used and revoked; webhooks registered, delivered to, paused, resumed and deleted.
@@ -15,34 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => browser?.close());
 
-/** A fresh browser profile; every request it makes is recorded, to check that none leaves loopback. */
-async function newPage(viewport?: { width: number; height: number }): Promise<{ page: Page; foreign: string[] }> {
-  const context = await browser.newContext(viewport ? { viewport } : {});
-  const page = await context.newPage();
-  const foreign: string[] = [];
-  page.on('request', (request) => {
-    const { hostname, protocol } = new URL(request.url());
-    if (protocol !== 'data:' && hostname !== '127.0.0.1' && hostname !== 'localhost') foreign.push(request.url());
-  });
-  return { page, foreign };
-}
-
-/** Signs in through the login page as a user made through the API, then opens `path`. */
-async function signInInBrowser(page: Page, user: TestUser, path: string) {
-  await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${stack.apiUrl}${path}`);
-}
-
 /** A request with an API key, as a program would send it. */
 async function withKey(key: string, path: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${stack.apiUrl}${path}`, { headers: { 'X-API-Key': key } });
   return { status: response.status, body: await response.json() };
 }
-
-const hasFocus = (locator: Locator) => locator.evaluate((element) => element === document.activeElement);
 
 // A browser, a worker and the queue share two cores with the rest of the suite: generous time per journey.
 describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { timeout: 90_000 }, () => {
@@ -50,7 +28,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     const user = await signUp('web-keys');
     const chosen = await api('POST', '/collections/', { token: user.token, body: { name: 'Key shelf' } });
     await api('POST', '/collections/', { token: user.token, body: { name: 'Other shelf' } });
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     await signInInBrowser(page, user, '/app/');
     await page.getByRole('link', { name: 'API keys & webhooks' }).click();
     await page.waitForURL(`${stack.apiUrl}/app/settings`);
@@ -127,7 +105,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
 
   it('registers a webhook, shows its secret once, shows a delivery, pauses, resumes, replaces its secret and deletes it', async () => {
     const user = await signUp('web-hooks');
-    const { page, foreign } = await newPage();
+    const { page, foreign } = await newPage(browser);
     await signInInBrowser(page, user, '/app/settings');
     const form = page.getByRole('form', { name: 'New webhook' });
     for (const event of ['ingest.succeeded', 'ingest.failed', 'ingest.partial']) {
@@ -204,7 +182,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
 
   it('says beside the field why a webhook URL is refused, and registers nothing', async () => {
     const user = await signUp('web-hook-refused');
-    const { page } = await newPage();
+    const { page } = await newPage(browser);
     await signInInBrowser(page, user, '/app/settings');
     const form = page.getByRole('form', { name: 'New webhook' });
     const field = form.getByLabel('URL');
@@ -240,7 +218,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
       (await ingestFile(user.token, 'tides.txt', created.body.id, 'Neap tides come at the quarter moons. '.repeat(5))).status,
     ).toBe('succeeded');
 
-    const { page } = await newPage({ width: 360, height: 780 });
+    const { page } = await newPage(browser, { width: 360, height: 780 });
     await signInInBrowser(page, user, '/app/settings');
     // A new key's box, with its long example command, and a webhook's deliveries, open.
     const form = page.getByRole('form', { name: 'New API key' });
@@ -251,8 +229,8 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     await page.locator('summary', { hasText: 'Deliveries' }).click();
     await page.getByRole('list', { name: 'Deliveries' }).waitFor();
     await page.waitForLoadState('networkidle');
-    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-    expect(widths[0]).toBeLessThanOrEqual(widths[1] as number);
+    const [width, screen] = await pageAndScreenWidths(page);
+    expect(width).toBeLessThanOrEqual(screen);
     await page.context().close();
   });
 });
