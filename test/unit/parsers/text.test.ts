@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseDocument } from '../../../workers/ingest/src/parsers/index.ts';
+import { MAX_LINE_CHARS, MAX_PARAGRAPH_CHARS } from '../../../workers/ingest/src/parsers/markdown.ts';
 import { MAX_TEXT_BYTES, parseText } from '../../../workers/ingest/src/parsers/text.ts';
 import { fixture } from '../../support/documents.ts';
 import { failure, rejection, utf8 } from '../../support/parsing.ts';
@@ -111,6 +112,22 @@ describe('parseText (md)', () => {
       { kind: 'paragraph', text: 'quoted' },
       { kind: 'heading', text: 'Deep', level: 6 },
     ]);
+  });
+
+  it('reads a line longer than MAX_LINE_CHARS in pieces that read on as one, never splitting a character', () => {
+    // No space to cut at, and an emoji across the first piece's limit.
+    const line = `${'a'.repeat(MAX_LINE_CHARS - 1)}😀${'b'.repeat(MAX_PARAGRAPH_CHARS * 2)} [link](https://example.com) end`;
+    const doc = parseText(utf8(`# Title\n\n${line}\n\nAfter.`), 'md');
+    const walls = doc.blocks.slice(1, -1);
+    expect(walls.length).toBeGreaterThan(2);
+    expect(walls.every((b) => b.kind === 'paragraph' && b.text.length <= MAX_PARAGRAPH_CHARS + walls.length)).toBe(true);
+    expect(walls[0]!.continues).toBeUndefined();
+    expect(walls.slice(1).every((b) => b.continues)).toBe(true);
+    expect(walls.some((b) => /\p{Cs}/u.test(b.text))).toBe(false);
+    // Pieces cut where there was no space are joined by one, as the chunker joins them.
+    const rejoined = walls.map((b) => b.text).join(' ');
+    expect(rejoined.replaceAll(' ', '')).toBe(line.replace(' [link](https://example.com) ', 'link'));
+    expect(doc.blocks.at(-1)).toEqual({ kind: 'paragraph', text: 'After.' });
   });
 });
 

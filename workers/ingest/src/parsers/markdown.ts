@@ -1,3 +1,4 @@
+import { cutLongText } from '#core/text/long-text.ts';
 import type { ParseBudget } from './budget.ts';
 import { stripInline } from './markdown-inline.ts';
 import { gridBlocks } from './table-rows.ts';
@@ -84,22 +85,10 @@ function splitRow(line: string): string[] {
   return trimmed.split(/(?<!\\)\|/).map((c) => stripInline(c.replace(/\\\|/g, '|')));
 }
 
-/** A line of plain text longer than the block syntax is looked for in, in pieces cut at spaces. */
-function* pieces(line: string, size: number): Generator<string> {
-  let start = 0;
-  while (line.length - start > size) {
-    const space = line.lastIndexOf(' ', start + size);
-    const end = space > start ? space : start + size;
-    yield line.slice(start, end);
-    start = end;
-  }
-  yield line.slice(start);
-}
-
 /** Appends the blocks of a Markdown text to `blocks` (so that what was read stays when the budget stops it). */
 export function markdownBlocks(text: string, budget: ParseBudget, blocks: Block[]): void {
   const lines = text.split(/\r\n|\r|\n/);
-  let open: { kind: 'paragraph' | 'list_item'; lines: string[]; chars: number } | null = null;
+  let open: { kind: 'paragraph' | 'list_item'; lines: string[]; chars: number; continues?: true } | null = null;
   const push = (block: Block) => {
     const kept = budget.take(block.text);
     if (kept !== '') blocks.push({ ...block, text: kept });
@@ -107,12 +96,17 @@ export function markdownBlocks(text: string, budget: ParseBudget, blocks: Block[
   const flush = () => {
     if (open) {
       const joined = stripInline(open.lines.map((l) => l.trim()).join(' '));
-      if (joined !== '') push({ kind: open.kind, text: joined });
+      if (joined !== '') push({ kind: open.kind, text: joined, ...(open.continues ? { continues: true } : {}) });
     }
     open = null;
   };
   const add = (line: string) => {
-    if (open && open.chars + line.length > MAX_PARAGRAPH_CHARS) flush();
+    if (open && open.chars + line.length > MAX_PARAGRAPH_CHARS) {
+      // The rest of a paragraph closed for its size reads on from it, as a cut wall of text does.
+      const kind = open.kind;
+      flush();
+      open = { kind, lines: [], chars: 0, continues: true };
+    }
     if (open) open.lines.push(line);
     else open = { kind: 'paragraph', lines: [line], chars: 0 };
     open.chars += line.length;
@@ -133,7 +127,9 @@ export function markdownBlocks(text: string, budget: ParseBudget, blocks: Block[
     budget.work();
     const line = lines[i]!;
     if (line.length > MAX_LINE_CHARS) {
-      for (const piece of pieces(line, MAX_LINE_CHARS)) add(piece);
+      // Each cut looks back from its limit no further than its piece's start: `lastIndexOf` ran on
+      // to the line's start when no space was near, quadratic (a 16 MB line without one took 8 s).
+      for (const piece of cutLongText(line, MAX_LINE_CHARS)) add(piece);
       continue;
     }
     if (line.trim() === '') {
