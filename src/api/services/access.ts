@@ -19,8 +19,8 @@ const RESTRICTED = 'This API key is restricted to another collection';
  * and so is one outside an API key's restriction.
  */
 export function createAccessService(collections: CollectionRepo) {
-  async function load(caller: Caller, collectionId: string) {
-    const row = isUuid(collectionId) ? await collections.findWithAccess(collectionId, caller.id) : undefined;
+  async function load(caller: Caller, collectionId: string, options?: { deleting?: boolean }) {
+    const row = isUuid(collectionId) ? await collections.findWithAccess(collectionId, caller.id, options) : undefined;
     if (!row) throw notFound('Collection');
     if (!keyAllows(caller, row.id)) throw forbidden(RESTRICTED);
     const { member_permission, ...collection } = row;
@@ -36,8 +36,9 @@ export function createAccessService(collections: CollectionRepo) {
     /** Whether the caller's key (if any) may reach this collection; for listings, which leave out the rest. */
     keyAllows,
 
-    async requireOwner(caller: Caller, collectionId: string): Promise<CollectionRow> {
-      const { collection } = await load(caller, collectionId);
+    /** `deleting`: a collection whose deletion began counts too (for everything else it is gone), so that a retry finishes it. */
+    async requireOwner(caller: Caller, collectionId: string, options?: { deleting?: boolean }): Promise<CollectionRow> {
+      const { collection } = await load(caller, collectionId, options);
       if (collection.user_id !== caller.id) throw forbidden('Only the collection owner can do this');
       return collection;
     },

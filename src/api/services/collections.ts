@@ -38,9 +38,14 @@ export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 
       return { ...DEFAULT_CONFIG, ...stored } as RetrievalConfig;
     },
 
-    /** The whole namespace and every stored object go before the rows do. */
+    /**
+     * Marked first, so that from then on nothing reaches it and an ingest step upserting into its namespace
+     * takes back what it wrote; then the whole namespace and every stored object; the rows last, so that a
+     * failure part-way leaves the row by which the same DELETE finishes the job.
+     */
     async delete(caller: Caller, collectionId: string): Promise<string> {
-      const collection = await access.requireOwner(caller, collectionId);
+      const collection = await access.requireOwner(caller, collectionId, { deleting: true });
+      await collections.markDeleting(collection.id);
       await vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
       await store.removeFolder(collection.id);
       if (!(await collections.delete(collectionId))) throw notFound('Collection');

@@ -87,7 +87,8 @@ export function createIngestService(deps: IngestDeps) {
         ? await documents.findInCollection(target.collectionId, replaces)
         : await documents.findPersonal(caller.id, replaces)
       : undefined;
-    if (!old) throw notFound('Document to replace');
+    // One being deleted is gone already.
+    if (!old || old.deleting_at) throw notFound('Document to replace');
     if (await documents.hasWorkInProgress(old.id)) throw conflict(STILL_REPLACED);
     return { ...target, replaces: old.id };
   }

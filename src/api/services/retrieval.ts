@@ -68,8 +68,10 @@ export interface Retrieval {
   topK: number;
 }
 
-export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vectors' | 'models' | 'store'> & { fusion: Fusion }) {
-  const { access, vectors, models, store, fusion } = deps;
+export function createRetrievalService(
+  deps: Pick<ServiceDeps, 'access' | 'documents' | 'vectors' | 'models' | 'store'> & { fusion: Fusion },
+) {
+  const { access, documents, vectors, models, store, fusion } = deps;
   // Without an embedding model there is nothing to fuse, or to search densely.
   const dense = models.embed !== null && fusion.kind !== 'sparse';
 
@@ -110,6 +112,25 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
     return { found, mode: fused.mode, evidence };
   }
 
+  /**
+   * Leaves out the passages of documents being deleted or gone: a deletion marks its row before it removes
+   * the vectors, and a vector an ingest step upserts during a deletion lives until that step takes it back.
+   * A vector written before `document_id` existed is kept: it cannot be told.
+   */
+  async function withoutDeleted<P extends { found: Candidate[]; evidence?: Evidence }>(pool: P): Promise<P> {
+    const { found, evidence } = pool;
+    const all = [...found, ...(evidence?.dense ?? []), ...(evidence?.sparse ?? [])];
+    const ids = new Set(all.flatMap((c) => (typeof c.metadata.document_id === 'string' ? [c.metadata.document_id] : [])));
+    if (ids.size === 0) return pool;
+    const live = await documents.live([...ids]);
+    const kept = (c: Candidate) => typeof c.metadata.document_id !== 'string' || live.has(c.metadata.document_id.toLowerCase());
+    return {
+      ...pool,
+      found: found.filter(kept),
+      ...(evidence ? { evidence: { dense: evidence.dense.filter(kept), sparse: evidence.sparse.filter(kept) } } : {}),
+    };
+  }
+
   /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
   async function scope(caller: Caller, collectionId: string | undefined): Promise<RetrievalScope> {
     if (!collectionId) {
@@ -137,11 +158,11 @@ export function createRetrievalService(deps: Pick<ServiceDeps, 'access' | 'vecto
     const embeddingMs = performance.now() - embeddingStarted;
 
     const retrievalStarted = performance.now();
-    const { found, mode, evidence } = await candidates(
-      namespace,
-      { vector, sparse: query.sparse },
-      candidatePoolSize(plan, input.topK),
-      { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
+    const { found, mode, evidence } = await withoutDeleted(
+      await candidates(namespace, { vector, sparse: query.sparse }, candidatePoolSize(plan, input.topK), {
+        includeVectors: plan.kind === 'mmr',
+        evidence: plan.kind === 'threshold',
+      }),
     );
     const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
     const chosen = applyStrategy(found, plan, input.topK, mode, { denseWeight, evidence });

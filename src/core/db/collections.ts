@@ -32,22 +32,37 @@ export function createCollectionRepo(sql: Sql) {
     async listVisibleTo(userId: string): Promise<ListedCollection[]> {
       const rows = await sql<(CollectionRow & { permission: 'query' | 'ingest' | null })[]>`
         select c.id, c.name, c.config, c.user_id, c.created_at, null as permission
-          from collections c where c.user_id = ${userId}
+          from collections c where c.user_id = ${userId} and c.deleting_at is null
         union all
         select c.id, c.name, c.config, c.user_id, c.created_at, m.permission
           from collections c join collection_members m on m.collection_id = c.id
-         where m.user_id = ${userId}
+         where m.user_id = ${userId} and c.deleting_at is null
         order by created_at desc, id`;
       return rows.map(({ permission, ...row }) => (permission ? { ...row, shared: true, permission } : row));
     },
 
-    async findWithAccess(id: string, userId: string): Promise<CollectionAccessRow | undefined> {
+    /** A collection being deleted is found only by its deletion (`deleting`), which a retry finishes. */
+    async findWithAccess(
+      id: string,
+      userId: string,
+      options: { deleting?: boolean } = {},
+    ): Promise<CollectionAccessRow | undefined> {
       const [row] = await sql<CollectionAccessRow[]>`
         select c.id, c.name, c.config, c.user_id, c.created_at, m.permission as member_permission
           from collections c
           left join collection_members m on m.collection_id = c.id and m.user_id = ${userId}
-         where c.id = ${id}`;
+         where c.id = ${id} ${options.deleting ? sql`` : sql`and c.deleting_at is null`}`;
       return row;
+    },
+
+    /**
+     * The first step of a deletion, before its namespace and files go: from now on it is neither listed nor
+     * reached (404), and an ingest step that upserts into its namespace takes back what it wrote (it reads
+     * this mark after its upsert).
+     */
+    async markDeleting(id: string): Promise<boolean> {
+      const rows = await sql`update collections set deleting_at = coalesce(deleting_at, now()) where id = ${id} returning id`;
+      return rows.length > 0;
     },
 
     /** Child rows (shares, members, sessions, messages) go with it by cascade. */

@@ -1,5 +1,5 @@
 import type { DocType } from '../documents/detect-type.ts';
-import type { Sql } from './client.ts';
+import { isUuid, type Sql } from './client.ts';
 import type { JobStatus } from './jobs.ts';
 
 export type SourceKind = 'upload' | 'url';
@@ -20,6 +20,8 @@ export interface DocumentRow {
   chunk_count: number;
   /** Of an upload's bytes; one document per namespace holds given bytes. Null for URLs and re-chunk copies. */
   content_sha256: string | null;
+  /** Set when its deletion began: from then on it is not listed, searched or replaced, and a DELETE finishes it. */
+  deleting_at: string | null;
   created_at: string;
 }
 
@@ -54,7 +56,7 @@ export function createDocumentRepo(sql: Sql) {
     /** Newest first; a page of them when `page` is given (a null limit: all from the offset). */
     listForCollection(collectionId: string, page?: { limit: number | null; offset: number }): Promise<DocumentRow[]> {
       return sql<DocumentRow[]>`
-        select * from documents where collection_id = ${collectionId} order by created_at desc, id
+        select * from documents where collection_id = ${collectionId} and deleting_at is null order by created_at desc, id
         ${page ? sql`limit ${page.limit} offset ${page.offset}` : sql``}`;
     },
 
@@ -75,7 +77,8 @@ export function createDocumentRepo(sql: Sql) {
         select d.*, (select jsonb_build_object('id', j.id, 'user_id', j.user_id, 'status', j.status, 'error_message', j.error_message)
                        from ingest_jobs j where j.document_id = d.id order by j.created_at limit 1) as job
           from documents d
-         where coalesce(d.collection_id, d.user_id) = ${collectionId ?? userId} and d.content_sha256 = ${sha256}`;
+         where coalesce(d.collection_id, d.user_id) = ${collectionId ?? userId} and d.content_sha256 = ${sha256}
+           and d.deleting_at is null`;
       return row;
     },
 
@@ -89,7 +92,8 @@ export function createDocumentRepo(sql: Sql) {
 
     listPersonal(userId: string): Promise<DocumentRow[]> {
       return sql<DocumentRow[]>`
-        select * from documents where collection_id is null and user_id = ${userId} order by created_at desc, id`;
+        select * from documents where collection_id is null and user_id = ${userId} and deleting_at is null
+         order by created_at desc, id`;
     },
 
     async findPersonal(userId: string, id: string): Promise<DocumentRow | undefined> {
@@ -106,10 +110,32 @@ export function createDocumentRepo(sql: Sql) {
       return sql<DocumentRow[]>`
         select d.* from documents d
          where d.collection_id = ${collectionId} and d.chunk_size <> ${chunkSize} and d.storage_path is not null
+           and d.deleting_at is null
            and not exists (select 1 from ingest_jobs j
                             where (j.document_id = d.id or j.replaces_document_id = d.id)
                               and j.status in ('queued', 'processing'))
          order by d.created_at, d.id`;
+    },
+
+    /**
+     * The first step of a deletion, before anything is removed: from now on the document is not listed,
+     * searched or replaced, and an ingest step that upserts its vectors takes them back (it reads this mark
+     * after its upsert). Its bytes are free for a new upload at once. False if the row is gone.
+     */
+    async markDeleting(id: string): Promise<boolean> {
+      const rows = await sql`
+        update documents set deleting_at = coalesce(deleting_at, now()), content_sha256 = null where id = ${id} returning id`;
+      return rows.length > 0;
+    },
+
+    /** Of these documents, the ones that exist and are not being deleted, in a collection not being deleted. */
+    async live(ids: readonly string[]): Promise<Set<string>> {
+      const wanted = ids.filter(isUuid);
+      if (wanted.length === 0) return new Set();
+      const rows = await sql<{ id: string }[]>`
+        select d.id from documents d left join collections c on c.id = d.collection_id
+         where d.id = any(${`{${wanted.join(',')}}`}::uuid[]) and d.deleting_at is null and c.deleting_at is null`;
+      return new Set(rows.map((row) => row.id));
     },
 
     async vectorIds(documentId: string): Promise<string[]> {

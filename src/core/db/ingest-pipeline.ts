@@ -205,8 +205,20 @@ export function createPipelineDb(sql: Sql) {
       return rows.map((row) => row.vector_id);
     },
 
-    async documentExists(id: string): Promise<boolean> {
-      return (await sql`select 1 from documents where id = ${id}`).length > 0;
+    /**
+     * Whether the document is still wanted: its row is there and neither it nor its collection is being
+     * deleted. A step reads this after it has written vectors or files, and takes them back when not.
+     */
+    async documentLive(id: string): Promise<boolean> {
+      const rows = await sql`
+        select 1 from documents d left join collections c on c.id = d.collection_id
+         where d.id = ${id} and d.deleting_at is null and c.deleting_at is null`;
+      return rows.length > 0;
+    },
+
+    /** As the API's purge does before removing anything (documents.ts markDeleting). */
+    async markDeleting(id: string): Promise<void> {
+      await sql`update documents set deleting_at = coalesce(deleting_at, now()), content_sha256 = null where id = ${id}`;
     },
 
     async deleteDocument(id: string): Promise<void> {

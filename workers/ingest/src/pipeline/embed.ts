@@ -67,8 +67,10 @@ export async function embedBatch(
   );
   for (const { index, error } of failed) await deps.db.markFailed(doc.id, [index], error);
 
-  // The document may have been deleted while this batch ran: take back what was written.
-  if (!(await deps.db.documentExists(doc.id))) {
+  // Deleted, or being deleted, while this batch ran: take back what was written. A deletion marks the row
+  // (or its collection) before it removes any vector, so a mark not seen here is one whose removal comes after
+  // this upsert and takes these vectors with it.
+  if (!(await deps.db.documentLive(doc.id))) {
     await deps.vectors.delete(
       namespaceFor(doc.collection_id, doc.user_id),
       indexable.map(({ row }) => row.vector_id),

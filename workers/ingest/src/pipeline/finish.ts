@@ -63,6 +63,9 @@ async function removeDocument(
   replacedBy?: string,
 ) {
   const namespace = namespaceFor(doc.collection_id, doc.user_id);
+  // Marked first, as the API's purge does, so that a batch of the same job still in flight takes back what it
+  // upserts. A document being replaced has nothing in flight, and keeps its content hash for its replacement.
+  if (!replacedBy) await deps.db.markDeleting(doc.id);
   const ids = await deps.db.vectorIds(doc.id);
   if (ids.length > 0) await deps.vectors.delete(namespace, ids);
   await deps.store.removeFolder(documentFolder(namespace, doc.id));
@@ -71,11 +74,12 @@ async function removeDocument(
 }
 
 /**
- * A document deleted, or its job cancelled, while a step wrote to it: the step's writes went in after the
- * purge, so they are removed here (the embed step takes back its own vectors the same way).
+ * A document deleted (or being deleted), or its job cancelled, while a step wrote to it: the step's writes may
+ * have gone in after the purge removed the files, so they are removed here (the embed step takes back its own
+ * vectors the same way).
  */
 export async function takeBackIfGone(deps: PipelineDeps, doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>) {
-  if (await deps.db.documentExists(doc.id)) return false;
+  if (await deps.db.documentLive(doc.id)) return false;
   await deps.store.removeFolder(documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id));
   return true;
 }
