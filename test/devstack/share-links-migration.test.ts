@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../devstack/migrate.ts';
 
-const SHARE_LINKS = '20261125090000_share_links.sql';
+const SHARE_LINKS = '20261123185417_share_links.sql';
 const AUTH_SCHEMA = new URL('../../devstack/sql/auth-schema.sql', import.meta.url).pathname;
 const db = new PGlite();
 afterAll(() => db.close());

@@ -18,7 +18,7 @@ export function createQuotaRepo(sql: Sql) {
      * was granted the first time.
      */
     async reserve(r: { userId: string; jobId: string; rangeStart: number; wanted: number; quota: number }): Promise<number> {
-      // One round trip (supabase/migrations/20261129000000_quota_reserve_function.sql): the lock is
+      // One round trip (supabase/migrations/20261123230754_quota_reserve_function.sql): the lock is
       // held only while the database itself works, never across the network.
       const [row] = await sql<{ granted: number }[]>`
         select public.reserve_ingest_chunks(${r.userId}, ${r.jobId}, ${r.rangeStart}, ${r.wanted}, ${r.quota}) as granted`;
