@@ -1,4 +1,5 @@
 import { dropUndefined } from './drop-undefined.ts';
+import { Lane, type LaneInfo } from './flow-control.ts';
 import { headerLists } from './headers.ts';
 import { newMessageId } from './ids.ts';
 import type { ParsedPublish } from './publish-request.ts';
@@ -56,14 +57,24 @@ const MAX_TIMER_MS = 2_147_483_647;
  * maxInFlight at once, retry with backoff, and end delivered or in the DLQ.
  * Delivery is at-least-once: a message leaves `pending` only once an attempt has
  * ended, so a stop mid-attempt keeps it for the next start.
+ *
+ * Messages published with a flow-control key wait in their key's lane while it is at its
+ * parallelism or rate (flow-control.ts); a held lane never holds back another, and messages
+ * without a key share one lane with no limit. Of the lanes that may start one, the message
+ * that fell due first goes first.
  */
 export class DeliveryEngine {
   private readonly pending = new Map<string, StoredMessage>();
   private readonly dlq = new Map<string, DlqEntry>();
   private readonly dedup = new Map<string, DedupRecord>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  /** Due messages in arrival order; a Set so removal on cancel is cheap. */
-  private readonly ready = new Set<string>();
+  /** By flow-control key ('' for messages without one); each holds its due messages in order. */
+  private readonly lanes = new Map<string, Lane>();
+  /** When each waiting message fell due, as a sequence number: the order across lanes. */
+  private readonly dueOrder = new Map<string, number>();
+  private dueSeq = 0;
+  /** Set while some lane waits for its rate window to end. */
+  private rateWake?: { at: number; timer: NodeJS.Timeout };
   private readonly inFlight = new Map<string, Flight>();
   private idleWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   private dlqSeq: number;
@@ -77,6 +88,7 @@ export class DeliveryEngine {
     for (const record of initial?.dedup ?? []) if (record.expiresAt > now) this.dedup.set(record.key, record);
     for (const message of initial?.messages ?? []) {
       this.pending.set(message.messageId, message);
+      this.laneOf(message).owe(message.flowControl);
       this.schedule(message);
     }
   }
@@ -110,10 +122,15 @@ export class DeliveryEngine {
 
   /** Stops further delivery. An attempt already under way finishes, but is neither retried nor reported. */
   cancel(messageId: string): boolean {
-    if (!this.pending.delete(messageId)) return false;
+    const message = this.pending.get(messageId);
+    if (!message) return false;
+    this.pending.delete(messageId);
     clearTimeout(this.timers.get(messageId));
     this.timers.delete(messageId);
-    this.ready.delete(messageId);
+    const lane = this.laneOf(message);
+    lane.ready.delete(messageId);
+    lane.settle(message.flowControl);
+    this.dueOrder.delete(messageId);
     const flight = this.inFlight.get(messageId);
     if (flight) flight.cancelled = true;
     this.options.log(`qstash: ${messageId} cancelled`);
@@ -160,6 +177,20 @@ export class DeliveryEngine {
     return responses;
   }
 
+  /** A flow-control key's state, as GET /v2/flowControl/{key} answers it; undefined for a key never used. */
+  flowControl(key: string): LaneInfo | undefined {
+    return key === '' ? undefined : this.lanes.get(key)?.info(Date.now());
+  }
+
+  flowControls(): LaneInfo[] {
+    const now = Date.now();
+    return [...this.lanes.values()].filter((lane) => lane.key !== '').map((lane) => lane.info(now));
+  }
+
+  globalParallelism(): { parallelismMax: number; parallelismCount: number } {
+    return { parallelismMax: this.options.maxInFlight, parallelismCount: this.inFlight.size };
+  }
+
   idle(): Promise<void> {
     if (this.halted) return Promise.reject(new Error('QStash devstack is stopped'));
     if (this.isIdle()) return Promise.resolve();
@@ -171,7 +202,10 @@ export class DeliveryEngine {
     this.halted = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    this.ready.clear();
+    for (const lane of this.lanes.values()) lane.ready.clear();
+    this.dueOrder.clear();
+    clearTimeout(this.rateWake?.timer);
+    this.rateWake = undefined;
     const flights = [...this.inFlight.values()];
     for (const flight of flights) {
       flight.halted = true;
@@ -185,6 +219,7 @@ export class DeliveryEngine {
 
   private enqueue(message: StoredMessage): void {
     this.pending.set(message.messageId, message);
+    this.laneOf(message).owe(message.flowControl);
     this.schedule(message);
     this.options.changed({ put: message });
   }
@@ -193,7 +228,8 @@ export class DeliveryEngine {
     if (this.halted) return;
     const wait = message.notBefore - Date.now();
     if (wait <= 0) {
-      this.ready.add(message.messageId);
+      this.laneOf(message).ready.add(message.messageId);
+      this.dueOrder.set(message.messageId, ++this.dueSeq);
       this.pump();
       return;
     }
@@ -208,18 +244,61 @@ export class DeliveryEngine {
     this.timers.set(message.messageId, timer);
   }
 
-  private pump(): void {
-    for (const id of this.ready) {
-      if (this.halted || this.inFlight.size >= this.options.maxInFlight) return;
-      this.ready.delete(id);
-      const message = this.pending.get(id);
-      if (message && !this.inFlight.has(id)) this.start(message);
+  private laneOf(message: StoredMessage): Lane {
+    const key = message.flowControl?.key ?? '';
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = new Lane(key);
+      this.lanes.set(key, lane);
     }
+    return lane;
   }
 
-  private start(message: StoredMessage): void {
+  private pump(): void {
+    if (this.halted) return;
+    const now = Date.now();
+    let wakeAt = Number.POSITIVE_INFINITY;
+    while (this.inFlight.size < this.options.maxInFlight) {
+      let next: { lane: Lane; id: string; order: number } | undefined;
+      for (const lane of this.lanes.values()) {
+        const head = lane.ready.values().next();
+        if (head.done) continue;
+        const admitted = lane.admits(now);
+        if (!admitted.ok) {
+          if (admitted.retryAt !== undefined) wakeAt = Math.min(wakeAt, admitted.retryAt);
+          continue;
+        }
+        const order = this.dueOrder.get(head.value) ?? 0;
+        if (!next || order < next.order) next = { lane, id: head.value, order };
+      }
+      if (!next) break;
+      next.lane.ready.delete(next.id);
+      this.dueOrder.delete(next.id);
+      const message = this.pending.get(next.id);
+      if (message && !this.inFlight.has(next.id)) this.start(message, next.lane, now);
+    }
+    if (wakeAt !== Number.POSITIVE_INFINITY) this.wakeAt(wakeAt);
+  }
+
+  /** Looks at the lanes again when a rate window ends; one timer, for the earliest. */
+  private wakeAt(at: number): void {
+    if (this.rateWake && this.rateWake.at <= at) return;
+    clearTimeout(this.rateWake?.timer);
+    const timer = setTimeout(
+      () => {
+        this.rateWake = undefined;
+        this.pump();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    timer.unref();
+    this.rateWake = { at, timer };
+  }
+
+  private start(message: StoredMessage, lane: Lane, now: number): void {
     const flight: Flight = { controller: new AbortController(), cancelled: false, halted: false, done: Promise.resolve() };
     this.inFlight.set(message.messageId, flight);
+    lane.start(now);
     flight.done = this.attempt(message, flight)
       .then((outcome) => {
         this.inFlight.delete(message.messageId);
@@ -231,6 +310,7 @@ export class DeliveryEngine {
         this.options.log(`qstash: internal error delivering ${message.messageId}: ${(error as Error).stack ?? error}`);
       })
       .finally(() => {
+        lane.end();
         this.pump();
         this.checkIdle();
       });
@@ -279,6 +359,7 @@ export class DeliveryEngine {
     }
     if (response && response.status >= 200 && response.status < 300) {
       this.pending.delete(message.messageId);
+      this.laneOf(message).settle(message.flowControl);
       this.options.log(`qstash: ${what} delivered: ${response.status}`);
       this.options.changed({ drop: message.messageId });
       return;
@@ -296,6 +377,7 @@ export class DeliveryEngine {
     }
 
     this.pending.delete(message.messageId);
+    this.laneOf(message).settle(message.flowControl);
     const failedAt = Date.now();
     const seq = ++this.dlqSeq;
     const entry: DlqEntry = dropUndefined({

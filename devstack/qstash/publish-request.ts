@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { dropUndefined } from './drop-undefined.ts';
 import { parseDuration } from './durations.ts';
 import { badRequest } from './errors.ts';
+import { parseFlowControl } from './flow-control.ts';
 import { canonicalHeaderName } from './headers.ts';
 import { newMessageId } from './ids.ts';
 import { compileRetryDelay } from './retry-delay.ts';
@@ -55,6 +56,7 @@ export function parsePublish(input: PublishInput): ParsedPublish {
     callback: parseCallback(headers, 'upstash-callback'),
     failureCallback: parseCallback(headers, 'upstash-failure-callback'),
     label: headers.get('upstash-label') ?? undefined,
+    flowControl: parseFlowControl(headers),
     callerIp: input.callerIp,
   };
   return { message: dropUndefined(message), deduplicationKey: deduplicationKey(headers, message) };

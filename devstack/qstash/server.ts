@@ -48,8 +48,9 @@ const defaultBackoff = (retry: number) => Math.min(86_400_000, Math.exp(2.5 * re
 const DEFAULT_BULK_COUNT = 100;
 
 /**
- * The subset of QStash v2 that @upstash/qstash uses: publish, batch, messages, DLQ
- * and signing keys, delivering over real HTTP with signed requests and retries.
+ * The subset of QStash v2 that @upstash/qstash uses: publish, batch, messages, DLQ,
+ * signing keys and flow control (read only), delivering over real HTTP with signed
+ * requests and retries.
  * The SDK joins its baseUrl and paths with "/", so mounted at /qstash the publish
  * path is /qstash/v2/publish/<destination URL>.
  */
@@ -205,6 +206,16 @@ export function createQStash(options: QStashOptions): QStash {
     await persist();
     return c.json(cursor ? { responses, cursor } : { responses });
   });
+
+  app.get('/v2/flowControl', (c) => c.json(queue.flowControls()));
+
+  app.get('/v2/flowControl/:key', (c) => {
+    const info = queue.flowControl(c.req.param('key'));
+    if (!info) throw notFound(`flow control key ${c.req.param('key')} not found`);
+    return c.json(info);
+  });
+
+  app.get('/v2/globalParallelism', (c) => c.json(queue.globalParallelism()));
 
   app.get('/v2/keys', (c) => c.json(keys));
 

@@ -1,3 +1,5 @@
+import type { FlowControl } from './flow-control.ts';
+
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
@@ -33,6 +35,8 @@ export interface StoredMessage {
   callback?: CallbackSpec;
   failureCallback?: CallbackSpec;
   label?: string;
+  /** Upstash-Flow-Control-Key and -Value: the key's lane holds it while the key is at its limits. */
+  flowControl?: FlowControl;
   callerIp?: string;
   /** Set on messages QStash sends about another one; they get no callbacks of their own. */
   origin?: 'callback' | 'failure-callback';

@@ -32,6 +32,10 @@ export function messagePayload(message: StoredMessage) {
     callback: message.callback?.url,
     failureCallback: message.failureCallback?.url,
     callerIp: message.callerIp,
+    flowControlKey: message.flowControl?.key,
+    parallelism: message.flowControl?.parallelism,
+    rate: message.flowControl?.rate,
+    period: message.flowControl?.rate ? Math.round((message.flowControl.periodMs ?? 1000) / 1000) : undefined,
     label: labels?.[0],
     labels,
   });

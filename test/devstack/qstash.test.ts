@@ -545,6 +545,113 @@ describe('QStash devstack: publish options and the messages API', () => {
   });
 });
 
+describe('QStash devstack: flow control', () => {
+  /** A destination that answers after `ms`, noting how many of its requests were open at once. */
+  function slowDestination(path: string, ms: number) {
+    const state = { open: 0, peak: 0 };
+    behaviours.set(path, async () => {
+      state.open++;
+      state.peak = Math.max(state.peak, state.open);
+      await sleep(ms);
+      state.open--;
+      return new Response('ok');
+    });
+    return state;
+  }
+  const flowKey = (name: string) => `${name}-${randomUUID()}`;
+
+  it('runs at most `parallelism` deliveries of a key at once, while other keys and unkeyed messages go on', async () => {
+    const [heavy, other, plain] = [newPath('lane-heavy'), newPath('lane-other'), newPath('lane-plain')];
+    const heavyState = slowDestination(heavy, 80);
+    const otherState = slowDestination(other, 80);
+    const plainState = slowDestination(plain, 80);
+    const [heavyKey, otherKey] = [flowKey('heavy'), flowKey('other')];
+    await main.client.batchJSON(
+      Array.from({ length: 12 }, (_, n) => ({ url: urlOf(heavy), body: { n }, flowControl: { key: heavyKey, parallelism: 2 } })),
+    );
+    // Published after the twelve: neither waits behind them.
+    await main.client.batchJSON([
+      ...Array.from({ length: 4 }, (_, n) => ({
+        url: urlOf(other),
+        body: { n },
+        flowControl: { key: otherKey, parallelism: 3 },
+      })),
+      ...Array.from({ length: 6 }, (_, n) => ({ url: urlOf(plain), body: { n } })),
+    ]);
+    await until(() => hits(other).length === 4 && hits(plain).length === 6, 'the other key and the unkeyed messages');
+    expect(hits(heavy).length).toBeLessThan(12);
+    await main.qstash.idle();
+
+    expect(hits(heavy)).toHaveLength(12);
+    expect(heavyState.peak).toBe(2);
+    expect(otherState.peak).toBe(3);
+    // Unkeyed messages are limited only by the devstack's own in-flight limit.
+    expect(plainState.peak).toBe(6);
+    expect(hits(heavy).map((request) => JSON.parse(request.body).n)).toEqual([...Array(12).keys()]);
+  });
+
+  it('starts at most `rate` deliveries of a key per period', async () => {
+    const path = newPath('rated');
+    const key = flowKey('rated');
+    await main.client.batchJSON(
+      Array.from({ length: 5 }, (_, n) => ({
+        url: urlOf(path),
+        body: { n },
+        flowControl: { key, rate: 2, period: '1s' as const },
+      })),
+    );
+    await main.qstash.idle();
+    const times = hits(path).map((request) => request.at);
+    expect(times).toHaveLength(5);
+    // Deliveries n and n+2 fall in different one-second windows. Arrival times lag their start by a
+    // little each, so allow some of that lag to differ between the two.
+    for (let n = 0; n + 2 < times.length; n++) expect(times[n + 2]! - times[n]!).toBeGreaterThanOrEqual(800);
+  });
+
+  it('reports a key through the SDK: its wait list, limits and deliveries under way', async () => {
+    const path = newPath('held');
+    const key = flowKey('held');
+    const releases: (() => void)[] = [];
+    behaviours.set(path, () => new Promise<Response>((resolve) => releases.push(() => resolve(new Response('ok')))));
+    await main.client.batchJSON(
+      Array.from({ length: 5 }, (_, n) => ({ url: urlOf(path), body: { n }, flowControl: { key, parallelism: 2, rate: 100 } })),
+    );
+    await until(() => releases.length === 2, 'two deliveries under way');
+    const info = await main.client.flowControl.get(key);
+    expect(info).toMatchObject({
+      flowControlKey: key,
+      waitListSize: 3,
+      parallelismMax: 2,
+      parallelismCount: 2,
+      rateMax: 100,
+      rateCount: 2,
+      ratePeriod: 1,
+    });
+    const message = await main.client.messages.get(hits(path)[0]!.headers.get('upstash-message-id')!);
+    expect(message).toMatchObject({ flowControlKey: key, parallelism: 2, rate: 100, period: 1 });
+    while (hits(path).length < 5 || releases.length > 0) {
+      releases.shift()?.();
+      await sleep(10);
+    }
+    await main.qstash.idle();
+    expect((await main.client.flowControl.get(key)).waitListSize).toBe(0);
+  });
+
+  it('refuses a key with characters QStash does not allow, and a key without limits', async () => {
+    const path = newPath('never');
+    const badKey = main.client.publishJSON({ url: urlOf(path), body: {}, flowControl: { key: 'user 1/ingest', parallelism: 1 } });
+    await expect(badKey).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Upstash-Flow-Control-Key') });
+    const noLimits = main.client.publish({
+      url: urlOf(path),
+      body: 'x',
+      headers: { 'Upstash-Flow-Control-Key': 'user-1', 'Upstash-Flow-Control-Value': 'parallelism=0' },
+    });
+    await expect(noLimits).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Upstash-Flow-Control-Value') });
+    await main.qstash.idle();
+    expect(hits(path)).toHaveLength(0);
+  });
+});
+
 describe('QStash devstack: persistence', () => {
   let dir: string;
   beforeAll(async () => {
