@@ -54,7 +54,13 @@ export interface LocalDeployment {
  * Rate limits out of reach, for runs that send hundreds of requests a minute as one user (the test
  * suites, the benchmarks); test/api/rate-limits.test.ts checks the real ones.
  */
-export const UNLIMITED_RATES = { RATE_LIMIT_PER_MINUTE: '1000000', QUERY_RATE_LIMIT_PER_MINUTE: '1000000' };
+export const UNLIMITED_RATES = {
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  QUERY_RATE_LIMIT_PER_MINUTE: '1000000',
+  SEARCH_RATE_LIMIT_PER_MINUTE: '1000000',
+  // Every test sends from loopback, one address, and many send bad credentials on purpose.
+  AUTH_FAILURE_RATE_LIMIT_PER_MINUTE: '1000000',
+};
 
 /** QStash retries in a second or two rather than minutes, for runs that wait on them. */
 export const fastRetries = (retry: number) => 150 * 2 ** retry;

@@ -54,12 +54,22 @@ export const ConfigSchema = z.object({
   /** Upstash Redis, where the rate limits are counted; unset: no rate limits. */
   UPSTASH_REDIS_REST_URL: optionalUrl,
   UPSTASH_REDIS_REST_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
-  /** Requests per minute per API key (per user for bearer tokens), on every endpoint. */
+  /** Requests per minute per user, their bearer token and all their API keys together, on every endpoint. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
   /** Questions per minute per API key or user on POST /query/, which spends model tokens; on top of the general limit. */
   QUERY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  /** Searches per minute per user on POST /query/search, which embeds the question; on top of the general limit. */
+  SEARCH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /** Refused credentials (invalid token or API key) per minute per client address; past it, 429. */
+  AUTH_FAILURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),
-  AUTH_ISSUER: optionalUrl,
+  /** Every token must carry this `iss` (Supabase: <SUPABASE_URL>/auth/v1); a token from another issuer is 401. */
+  AUTH_ISSUER: z.url('AUTH_ISSUER must be the identity provider issuer URL, the `iss` of its tokens'),
+  /** Supabase's anonymous sign-ins (`is_anonymous` tokens) may use the API only when this is `true`. */
+  AUTH_ALLOW_ANONYMOUS: z
+    .enum(['true', 'false'], 'AUTH_ALLOW_ANONYMOUS must be true or false')
+    .default('false')
+    .transform((value) => value === 'true'),
   AUTH_CLOCK_TOLERANCE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   /** Age after which the cached JWKS is refreshed in the background. */
   AUTH_JWKS_REFRESH_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),

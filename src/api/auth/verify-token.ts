@@ -1,5 +1,5 @@
 import { errors, type JWTPayload, jwtVerify } from 'jose';
-import { DomainError } from '#core/errors.ts';
+import { DomainError, forbidden } from '#core/errors.ts';
 import type { Caller } from './caller.ts';
 import { type Background, type JwksSettings, jwksCacheFor } from './jwks-cache.ts';
 
@@ -8,10 +8,20 @@ import { type Background, type JwksSettings, jwksCacheFor } from './jwks-cache.t
 const FOREIGN_KEY_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * The signatures accepted, and no other: Supabase signs with ES256 or RS256 once a project uses
+ * asymmetric keys. HS256 (a shared secret, which would also make a public key usable as one) and
+ * `none` are refused before any key is looked up, as is every algorithm not named here.
+ */
+export const TOKEN_ALGORITHMS = ['ES256', 'RS256'] as const;
+
 export interface VerifyOptions {
   jwksUrl: string;
   jwks: JwksSettings;
-  issuer?: string;
+  /** The `iss` every token must carry. */
+  issuer: string;
+  /** Supabase's anonymous sign-ins (`is_anonymous: true`): refused (403) unless this is set. */
+  allowAnonymous: boolean;
   clockToleranceSeconds: number;
   /** Where a background key refresh runs (the worker's waitUntil). */
   background: Background;
@@ -22,7 +32,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   let payload: JWTPayload;
   try {
     const result = await jwtVerify(token, (header, jws) => keys.key(header, jws, options.background), {
-      algorithms: ['ES256'],
+      algorithms: [...TOKEN_ALGORITHMS],
       audience: 'authenticated',
       issuer: options.issuer,
       requiredClaims: ['exp', 'sub'],
@@ -38,6 +48,10 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   }
 
   if (typeof payload.sub !== 'string' || !UUID.test(payload.sub)) throw invalidToken();
+  // A genuine token, but for a visitor who never signed up: the boolean alone, as for is_admin.
+  if (payload.is_anonymous === true && !options.allowAnonymous) {
+    throw forbidden('Anonymous sign-ins cannot use this service: sign in with an email address');
+  }
   const appMetadata = isRecord(payload.app_metadata) ? payload.app_metadata : {};
   return {
     id: payload.sub.toLowerCase(),
