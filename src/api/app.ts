@@ -22,16 +22,20 @@ import { zodIssues } from './validation.ts';
 
 export const API_DESCRIPTION = `Retrieval-augmented question answering over your document collections.
 
-Every API route takes \`Authorization: Bearer <access token>\`: an ES256 JWT from the identity provider
-(Supabase Auth), audience \`authenticated\`; or, where an operation's \`security\` lists \`apiKey\`, an API key
+Every API route takes \`Authorization: Bearer <access token>\`: an ES256 or RS256 JWT from the identity provider
+(Supabase Auth), audience \`authenticated\`, from the deployment's issuer (anonymous sign-ins get 403); or, where an operation's \`security\` lists \`apiKey\`, an API key
 (\`POST /keys/\`) in \`X-API-Key\` holding the scope named there. A key acts as its owner, limited to its scopes
 and optionally to one collection; never both credentials at once (401 \`ambiguous_credentials\`). Errors have one
 shape, \`{detail, code, request_id}\`; for 422 \`detail\` is a list of \`{loc, msg, type}\`. Every response carries
 \`X-Request-Id\`.
 
-Rate limits (when the deployment has Redis): per API key, or per user for tokens, 120 requests a minute by
-default, and 20 questions a minute on \`POST /query/\`. Every authenticated answer carries \`RateLimit-Policy\`
-and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit, 429 \`rate_limited\` with \`Retry-After\`.
+Rate limits (when the deployment has Redis) count per user: a user's bearer token and all their API keys
+share one budget, 120 requests a minute by default, 20 questions a minute on \`POST /query/\` and 60 searches a
+minute on \`POST /query/search\`. A user holds at most 50 active API keys. Every authenticated answer carries
+\`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers); past a limit, 429 \`rate_limited\`
+with \`Retry-After\`. Refused credentials (401 \`invalid_token\`, \`invalid_api_key\`) count against the client's
+address, 30 a minute by default; past that, every request from the address that carries a credential is 429
+with \`Retry-After\`.
 
 When one of your ingest jobs ends, your webhooks (\`POST /webhooks/\`) get a signed \`WebhookPayload\`.
 
@@ -89,7 +93,7 @@ export function createApp(): App {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A Supabase Auth access token (ES256, audience `authenticated`).',
+    description: 'A Supabase Auth access token (ES256 or RS256, audience `authenticated`).',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
     type: 'apiKey',

@@ -49,6 +49,13 @@ export const MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024;
 /** Pages of a PDF read at most (a warning names the rest), as slides are capped for presentations. */
 export const MAX_PDF_PAGES = 2_000;
 
+/**
+ * Active API keys (neither revoked nor expired) one user may hold. Keys never multiply a user's rate
+ * limits (those count per user), but each is a credential to keep track of and a row per user;
+ * 50 is far beyond one key per program and environment.
+ */
+export const MAX_API_KEYS_PER_USER = 50;
+
 /** An invite link's optional `max_uses`, 1 up to this: far beyond any real invitation, well inside a Postgres integer. */
 export const MAX_SHARE_USES = 1_000_000;
 

@@ -209,3 +209,46 @@ describe('API keys', () => {
     expect((await api('GET', `/ingest/jobs/${job_id}`, { token: stranger.token })).status).toBe(404);
   });
 });
+
+describe('how many keys one user may hold', () => {
+  const MAX = 50; // MAX_API_KEYS_PER_USER
+
+  it('is 50 active keys: past it 409, concurrent creations included; a revoked or expired key frees its place', async () => {
+    const holder = await signUp('keys-holder');
+    const create = (body: Record<string, unknown> = {}) => createKey(holder, body);
+    // One with an expiry, and the rest up to one below the cap, ten at a time.
+    const expiring = await create({ expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+    expect(expiring.status).toBe(200);
+    for (let made = 1; made < MAX - 1; made += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, MAX - 1 - made) }, () => create()));
+      expect(batch.map((response) => response.status)).toEqual(batch.map(() => 200));
+    }
+    // At 49, five at once: exactly one gets the last place.
+    const racing = await Promise.all(Array.from({ length: 5 }, () => create()));
+    expect(racing.map((response) => response.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    const refused = racing.find((response) => response.status === 409);
+    expect(refused?.body).toMatchObject({
+      code: 'conflict',
+      detail: expect.stringMatching(/^You already hold 50 active API keys, the most one user may hold: revoke one/),
+    });
+    // Another user is not affected.
+    expect((await createKey(stranger, {})).status).toBe(200);
+
+    // The key with an expiry reaches it (its time moved, rather than waited for), and frees its place.
+    await db()`update api_keys set expires_at = now() - interval '1 second' where id = ${expiring.body.id}`;
+    expect((await create()).status).toBe(200);
+    expect((await create()).status).toBe(409);
+
+    const listed = await api('GET', '/keys/', { token: holder.token });
+    expect(listed.body).toHaveLength(MAX + 1); // the expired one stays listed until revoked
+    const active = listed.body.find((key: { id: string }) => key.id !== expiring.body.id);
+    const revoked = await api('DELETE', `/keys/${active.id}`, { token: holder.token });
+    expect(revoked.status).toBe(200);
+    expect((await create()).status).toBe(200);
+    expect((await create()).status).toBe(409);
+    const [held] = await db()<{ active: number }[]>`
+      select count(*)::int as active from api_keys
+       where user_id = ${holder.id} and revoked_at is null and (expires_at is null or expires_at > now())`;
+    expect(held?.active).toBe(MAX);
+  });
+});

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';
 import type { App } from '../context.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { ApiKeySchema, CreateApiKeySchema, CreatedApiKeySchema, KeyParams } from '../schemas/keys.ts';
@@ -13,10 +14,11 @@ const create = route.post('/keys', 'Create an API key', {
 that one collection; it never gets more than you have at the moment it is used (a membership you lose, it loses). It
 never carries operator rights, and it cannot manage keys, webhooks, sharing or membership. The key is in this answer
 only. \`expires_at\` must be in the future (422). A restriction to a collection you cannot use is 403 (404 if there is no such
-collection).`,
+collection). One user holds at most ${MAX_API_KEYS_PER_USER} active keys (neither revoked nor expired): past that, 409 until you
+revoke one. Keys never add to your rate limits: every request counts against you, whichever key or token carries it.`,
   request: { body: jsonBody(CreateApiKeySchema) },
   responses: { 200: json(CreatedApiKeySchema, 'The key, shown once') },
-  errors: [404],
+  errors: [404, 409],
 });
 
 const list = route.get('/keys', 'List your API keys', {

@@ -26,15 +26,17 @@ const DESCRIPTIONS: Record<ErrorStatus, string> = {
     '`Send either a bearer token or an API key, not both` (`ambiguous_credentials`).',
   403:
     'Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API ' +
-    'key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be.',
+    'key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; ' +
+    'or a token from an anonymous sign-in, which the deployment does not admit.',
   404: 'The resource does not exist, or is not visible to the caller.',
   409: 'The request conflicts with the resource’s state (a job that has already ended, a document being replaced).',
   413: 'The upload exceeds 50 MB.',
   415: 'Unsupported file type.',
   422: 'The request failed validation; `detail` lists each problem.',
   429:
-    'Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up ' +
-    '(`quota_exceeded`). `Retry-After` gives the seconds to wait.',
+    'Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key ' +
+    'carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it ' +
+    'until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait.',
   500: 'Unexpected failure, or the service is misconfigured.',
   502: 'An upstream service failed.',
   503: 'A dependency (identity provider, queue) is unavailable.',

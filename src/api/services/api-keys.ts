@@ -1,6 +1,7 @@
 import type { ApiKeyRepo, ApiKeyRow, Scope } from '#core/db/api-keys.ts';
 import { isUuid } from '#core/db/client.ts';
-import { DomainError, invalid, notFound } from '#core/errors.ts';
+import { conflict, DomainError, invalid, notFound } from '#core/errors.ts';
+import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';
 import { randomToken, sha256Hex } from '#core/secrets.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
@@ -25,7 +26,10 @@ export type CreatedKey = ApiKeyRow & { key: string };
 export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessService }) {
   const { keys, access } = deps;
   return {
-    /** A key may be restricted to a collection its owner may use now; it can never give more than the owner has. */
+    /**
+     * A key may be restricted to a collection its owner may use now; it can never give more than the owner
+     * has. A user holds at most MAX_API_KEYS_PER_USER active keys (409 past it).
+     */
     async create(caller: Caller, request: NewKeyRequest): Promise<CreatedKey> {
       const expiresAt = request.expires_at ?? null;
       if (expiresAt !== null && Date.parse(expiresAt) <= Date.now())
@@ -33,14 +37,23 @@ export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessServ
       const collectionId = request.collection_id || null;
       if (collectionId) await access.requireParticipant(caller, collectionId);
       const key = `${KEY_PREFIX}_${randomToken(32)}`;
-      const row = await keys.insert(caller.id, {
-        name: request.name,
-        prefix: key.slice(0, SHOWN_CHARACTERS),
-        keyHash: await sha256Hex(key),
-        scopes: [...new Set(request.scopes)],
-        collectionId,
-        expiresAt,
-      });
+      const row = await keys.insertWithin(
+        caller.id,
+        {
+          name: request.name,
+          prefix: key.slice(0, SHOWN_CHARACTERS),
+          keyHash: await sha256Hex(key),
+          scopes: [...new Set(request.scopes)],
+          collectionId,
+          expiresAt,
+        },
+        MAX_API_KEYS_PER_USER,
+      );
+      if (!row) {
+        throw conflict(
+          `You already hold ${MAX_API_KEYS_PER_USER} active API keys, the most one user may hold: revoke one you no longer use (DELETE /keys/{id}) first`,
+        );
+      }
       return { ...row, key };
     },
 

@@ -40,13 +40,25 @@ const LISTED = 'id, name, prefix, scopes, collection_id, expires_at, last_used_a
 
 export function createApiKeyRepo(sql: Sql) {
   return {
-    async insert(userId: string, key: NewApiKey): Promise<ApiKeyRow> {
-      const [row] = await sql<ApiKeyRow[]>`
-        insert into api_keys (user_id, name, prefix, key_hash, scopes, collection_id, expires_at)
-        values (${userId}, ${key.name}, ${key.prefix}, ${key.keyHash}, ${sql.json(key.scopes)}, ${key.collectionId},
-                ${key.expiresAt})
-        returning ${sql.unsafe(LISTED)}`;
-      return row as ApiKeyRow;
+    /**
+     * Inserts the key unless its owner already holds `max` active ones (not revoked, not expired): then
+     * null. Concurrent creations by one user take turns on a lock of that user's own, so that two
+     * requests at `max - 1` cannot both get in.
+     */
+    insertWithin(userId: string, key: NewApiKey, max: number): Promise<ApiKeyRow | null> {
+      return sql.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(hashtextextended(${`api_keys:${userId}`}, 0))`;
+        const [held] = await tx<{ active: number }[]>`
+          select count(*)::int as active from api_keys
+           where user_id = ${userId} and revoked_at is null and (expires_at is null or expires_at > now())`;
+        if ((held?.active ?? 0) >= max) return null;
+        const [row] = await tx<ApiKeyRow[]>`
+          insert into api_keys (user_id, name, prefix, key_hash, scopes, collection_id, expires_at)
+          values (${userId}, ${key.name}, ${key.prefix}, ${key.keyHash}, ${tx.json(key.scopes)}, ${key.collectionId},
+                  ${key.expiresAt})
+          returning ${tx.unsafe(LISTED)}`;
+        return row as ApiKeyRow;
+      });
     },
 
     /** The owner's keys that are not revoked, newest first; expired ones stay listed until revoked. */
