@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from './errors.ts';
-import { DAILY_INGEST_CHUNKS } from './limits.ts';
+import { DAILY_INGEST_CHUNKS, INGEST_PARALLELISM_PER_USER } from './limits.ts';
 import { parseTrustedOrigins } from './urls/url-policy.ts';
 
 export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
@@ -51,6 +51,11 @@ export const SharedSettings = {
 };
 
 const cache = new WeakMap<object, object>();
+  /**
+   * Ingest steps of one user's documents under way at once (QStash flow control, one key per user), so that
+   * one user's files never hold back another's; 0 turns flow control off.
+   */
+  INGEST_PARALLELISM_PER_USER: z.coerce.number().int().min(0).default(INGEST_PARALLELISM_PER_USER),
 
 /**
  * Parsed once per env object. A missing or bad setting becomes a 500 whose detail

@@ -164,7 +164,7 @@ export function createIngestService(deps: IngestDeps) {
         throw error;
       });
     try {
-      await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' })]);
+      await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' }, caller.id)]);
     } catch (error) {
       await jobs.delete(jobId);
       await documents.delete(doc.id);

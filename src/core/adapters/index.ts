@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SharedSettings } from '../config.ts';
 import { createModels, type ModelSettings, type Models, type RoleModel } from './models.ts';
-import { createQueue, type Queue } from './queue.ts';
+import { createQueue, type Queue, type QueueSettings } from './queue.ts';
 import { createObjectStore, type ObjectStore } from './storage.ts';
 import { createVectorStore, type VectorStore } from './vectors.ts';
 
@@ -16,7 +16,7 @@ type ModelKeys = Pick<Shared, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'EMBEDDING_
   RoleKeys<'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE'>;
 type StoreKeys = Pick<Shared, 'SUPABASE_URL' | 'SUPABASE_SERVICE_ROLE_KEY' | 'STORAGE_BUCKET'>;
 type VectorKeys = Pick<Shared, 'UPSTASH_VECTOR_REST_URL' | 'UPSTASH_VECTOR_REST_TOKEN'>;
-type QueueKeys = Pick<Shared, 'QSTASH_URL'> & { QSTASH_TOKEN?: string };
+type QueueKeys = Pick<Shared, 'QSTASH_URL'> & { QSTASH_TOKEN?: string; INGEST_PARALLELISM_PER_USER?: number };
 
 export type AdapterSettings = ModelKeys & Partial<StoreKeys & VectorKeys & QueueKeys>;
 
@@ -68,13 +68,21 @@ export function adaptersFor<S extends AdapterSettings>(settings: S): AdaptersFor
         : {}),
       ...(settings.QSTASH_URL
         ? {
-            queue: settings.QSTASH_TOKEN ? createQueue({ url: settings.QSTASH_URL, token: settings.QSTASH_TOKEN }) : null,
+            queue: settings.QSTASH_TOKEN
+              ? createQueue(queueSettings(settings.QSTASH_URL, settings.QSTASH_TOKEN, settings))
+              : null,
           }
         : {}),
     };
     cache.set(settings, adapters);
   }
   return adapters as AdaptersFor<S>;
+}
+
+/** Flow control per key (the ingest steps' per-user keys) where a parallelism is set; 0 or unset: none. */
+function queueSettings(url: string, token: string, settings: Pick<QueueKeys, 'INGEST_PARALLELISM_PER_USER'>): QueueSettings {
+  const parallelism = settings.INGEST_PARALLELISM_PER_USER;
+  return { url, token, ...(parallelism ? { flowControl: { parallelism } } : {}) };
 }
 
 /** A role with a model, on its own endpoint where it names one. */

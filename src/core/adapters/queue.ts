@@ -5,6 +5,12 @@ export interface QueueSettings {
   /** https://qstash.upstash.io, or the devstack's. */
   url: string;
   token: string;
+  /**
+   * QStash's flow control, applied to each flow-control key: at most `parallelism` of a key's
+   * deliveries under way at once; the rest wait in QStash, and other keys are not held back.
+   * Unset: a message's key is ignored.
+   */
+  flowControl?: { parallelism: number };
 }
 
 export interface QueuedMessage<T> {
@@ -16,6 +22,8 @@ export interface QueuedMessage<T> {
   /** Called by QStash when every retry has failed, so no job is left waiting forever. */
   failureCallback?: string;
   retries?: number;
+  /** Messages of one key share QueueSettings.flowControl's limits (letters, digits, '-', '_', '.'). */
+  flowControlKey?: string;
 }
 
 /** QStash: at-least-once delivery of JSON to a worker URL, with retries and backoff. */
@@ -63,6 +71,9 @@ export function createQueue(settings: QueueSettings): Queue {
               deduplicationId: message.deduplicationId,
               failureCallback: message.failureCallback,
               retries: message.retries ?? 3,
+              ...(message.flowControlKey && settings.flowControl
+                ? { flowControl: { key: message.flowControlKey, parallelism: settings.flowControl.parallelism } }
+                : {}),
             })),
           );
         }

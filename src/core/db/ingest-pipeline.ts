@@ -6,6 +6,8 @@ import type { JobStatus } from './jobs.ts';
 
 export interface PipelineJob {
   id: string;
+  /** Who started the job (the uploader, or the admin of a re-chunk): its steps run under their flow-control key. */
+  user_id: string;
   status: JobStatus;
   chunks_total: number;
   warnings: string[];
@@ -78,7 +80,7 @@ export function createPipelineDb(sql: Sql) {
     /** The job and its document, in one round trip: every step starts here. */
     async job(id: string): Promise<PipelineJob | undefined> {
       const [job] = await sql<(Omit<PipelineJob, 'document'> & { document: DocumentRow | null })[]>`
-        select j.id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted, j.replaces_document_id,
+        select j.id, j.user_id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted, j.replaces_document_id,
                case when d.id is null then null else to_jsonb(d) end as document
           from ingest_jobs j left join documents d on d.id = j.document_id
          where j.id = ${id}`;

@@ -13,13 +13,13 @@ export interface Swept {
 export function createSweepsDb(sql: Sql) {
   return {
     /** Jobs not finished and untouched for `minutes`: their messages were lost, or all their retries failed silently. */
-    staleJobs(minutes: number, limit: number): Promise<(Swept & { extract_cursor: number })[]> {
-      return sql<(Swept & { extract_cursor: number })[]>`
+    staleJobs(minutes: number, limit: number): Promise<(Swept & { extract_cursor: number; user_id: string })[]> {
+      return sql<(Swept & { extract_cursor: number; user_id: string })[]>`
         update ingest_jobs set sweeps = sweeps + 1, updated_at = now()
          where id in (select id from ingest_jobs
                        where status in ('queued', 'processing') and updated_at < now() - make_interval(mins => ${minutes})
                        order by updated_at limit ${limit} for update skip locked)
-        returning id, sweeps, extract_cursor`;
+        returning id, sweeps, extract_cursor, user_id`;
     },
 
     /** Answers left unscored for `minutes` (their scoring was never queued, or its failure never recorded), up to a week back. */

@@ -14,7 +14,19 @@ export const FAILURE_PATH = '/failures';
 /** QStash retries a failed step this many times, with its exponential backoff, before the failure callback. */
 export const STEP_RETRIES = 3;
 
-export function stepMessage(workerUrl: string, message: IngestMessage) {
+/**
+ * The QStash flow-control key of one person's ingestion: every step of every document they upload, in
+ * any collection, shares it, so that one person's files take at most the parallelism set per key
+ * (INGEST_PARALLELISM_PER_USER) and never hold back anyone else's. Per person rather than per
+ * collection: more collections would not buy more of the queue, and the members of one shared
+ * collection do not wait for each other. QStash allows letters, digits, '-', '_' and '.' in a key.
+ */
+export function ingestFlowKey(userId: string): string {
+  return `ingest-${userId.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+/** A step of the job of a document that `userId` uploaded. */
+export function stepMessage(workerUrl: string, message: IngestMessage, userId: string) {
   const base = workerUrl.replace(/\/+$/, '');
   return {
     destination: `${base}${STEP_PATH}`,
@@ -25,5 +37,6 @@ export function stepMessage(workerUrl: string, message: IngestMessage) {
         : `${message.job_id}-embed-${message.from}-${message.to}`,
     failureCallback: `${base}${FAILURE_PATH}`,
     retries: STEP_RETRIES,
+    flowControlKey: ingestFlowKey(userId),
   };
 }

@@ -18,13 +18,13 @@ const BATCH = 100;
 export async function sweepStaleJobs(deps: PipelineDeps & { sweeps: SweepsDb }, afterMinutes: number) {
   const stale = await deps.sweeps.staleJobs(afterMinutes, BATCH);
   const requeue = [];
-  for (const { id, sweeps, extract_cursor } of stale) {
+  for (const { id, sweeps, extract_cursor, user_id } of stale) {
     if (sweeps > MAX_SWEEPS) {
       const job = await deps.db.job(id);
       if (job) await failJob(deps, id, job.document, JOB_MESSAGES.workerFailed);
       continue;
     }
-    requeue.push(stepMessage(deps.workerUrl, { job_id: id, step: 'extract', from_page: extract_cursor }));
+    requeue.push(stepMessage(deps.workerUrl, { job_id: id, step: 'extract', from_page: extract_cursor }, user_id));
   }
   if (requeue.length > 0) await deps.queue.publish(requeue);
   if (stale.length > 0) console.log(`sweep: ${requeue.length} stale jobs queued again, ${stale.length - requeue.length} failed`);

@@ -99,11 +99,11 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     throw new ParseError('empty', 'The document has no text or images that could be read');
   }
 
-  const messages = batches(deps, job.id, chunks);
+  const messages = batches(deps, job, chunks);
   if (extracted && images.length === 0 && messages.length === 1 && (await embedHere(deps, job, { from: start, to: total })))
     return;
   if (!extracted && lastPage !== undefined) {
-    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: lastPage + 1 }));
+    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: lastPage + 1 }, job.user_id));
   }
   await deps.queue.publish(messages);
   // The last range may add nothing while every earlier batch is already done.
@@ -131,9 +131,9 @@ async function embedHere(deps: PipelineDeps, job: ReadyJob, range: { from: numbe
  */
 async function requeue(deps: PipelineDeps, job: ReadyJob) {
   const pending = await deps.db.pendingChunks(job.document.id, 0, job.chunks_total);
-  const messages = batches(deps, job.id, pending);
+  const messages = batches(deps, job, pending);
   if (!job.extracted) {
-    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: job.extract_cursor }));
+    messages.push(stepMessage(deps.workerUrl, { job_id: job.id, step: 'extract', from_page: job.extract_cursor }, job.user_id));
   }
   if (messages.length === 0) return finishIfComplete(deps, job);
   await deps.queue.publish(messages);
@@ -144,7 +144,7 @@ function imageMetadata(image: ExtractedImage): Record<string, unknown> {
 }
 
 /** Text chunks travel in batches; each image goes alone, since describing one is slow. */
-function batches(deps: PipelineDeps, jobId: string, chunks: Pick<NewChunk, 'chunk_index' | 'chunk_type'>[]) {
+function batches(deps: PipelineDeps, job: PipelineJob, chunks: Pick<NewChunk, 'chunk_index' | 'chunk_type'>[]) {
   const ranges: { from: number; to: number }[] = [];
   let open: { from: number; to: number } | undefined;
   for (const { chunk_index, chunk_type } of chunks) {
@@ -157,5 +157,5 @@ function batches(deps: PipelineDeps, jobId: string, chunks: Pick<NewChunk, 'chun
     ranges.push(open);
     if (!batchable) open = undefined;
   }
-  return ranges.map(({ from, to }) => stepMessage(deps.workerUrl, { job_id: jobId, step: 'embed', from, to }));
+  return ranges.map(({ from, to }) => stepMessage(deps.workerUrl, { job_id: job.id, step: 'embed', from, to }, job.user_id));
 }
