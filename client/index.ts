@@ -26,8 +26,9 @@ export type QueryMetadataEvent = Schemas['QueryMetadataEvent'];
 export type QueryTokenEvent = Schemas['QueryTokenEvent'];
 export type QueryDoneEvent = Schemas['QueryDoneEvent'];
 export type QueryErrorEvent = Schemas['QueryErrorEvent'];
-/** What a webhook receiver gets when one of your ingest jobs ends. */
+/** What a webhook receiver gets when one of your ingest jobs ends; verifyWebhook checks it came from us, once. */
 export type WebhookPayload = Schemas['WebhookPayload'];
+export { type SeenIds, TOLERANCE_SECONDS, type Verdict, verifyWebhook } from './webhook-verify.ts';
 
 export type RagClient = Client<paths>;
 

@@ -686,7 +686,8 @@ export interface paths {
      *     that one collection; it never gets more than you have at the moment it is used (a membership you lose, it loses). It
      *     never carries operator rights, and it cannot manage keys, webhooks, sharing or membership. The key is in this answer
      *     only. `expires_at` must be in the future (422). A restriction to a collection you cannot use is 403 (404 if there is no such
-     *     collection).
+     *     collection). One user holds at most 50 active keys (neither revoked nor expired): past that, 409 until you
+     *     revoke one. Keys never add to your rate limits: every request counts against you, whichever key or token carries it.
      *
      *     **Credentials:** a bearer token only; an API key gets 403.
      */
@@ -738,12 +739,15 @@ export interface paths {
      * Register a webhook
      * @description When one of your ingest jobs ends, the service POSTs its `WebhookPayload` to `url` for each event you
      *     asked for (`ingest.succeeded`, `ingest.failed`, `ingest.partial`), optionally only for jobs in `collection_id` (which
-     *     you must be able to use: 403, or 404 if there is no such collection). Every delivery is signed: `X-Service-Signature:
-     *     sha256=<hex HMAC-SHA-256 of the raw body under secret>`; `X-Service-Delivery` is the same on every retry. A 2xx answer
-     *     within 10 s delivers it; anything else is retried by the queue with backoff, 5 times over about 31 hours. Redirects
-     *     are not followed. The URL must pass the URL-ingestion address policy (422 with the reason), now and at every delivery.
-     *     A slow or failing receiver never delays ingestion or changes a job. The `secret` is in this answer only. At most
-     *     20 webhooks per user (409).
+     *     you must be able to use: 403, or 404 if there is no such collection). Every attempt is signed in the Standard
+     *     Webhooks style: `webhook-signature: v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` under the
+     *     bytes the secret encodes, with `webhook-id` the same on every retry; the contract's `X-Service-Signature:
+     *     sha256=<hex HMAC-SHA-256 of the raw body>` is sent too, but covers the body only and cannot tell a replay (see
+     *     `WebhookPayload`). A 2xx answer within 10 s delivers it; anything else is retried by the queue with backoff, 5 times
+     *     over about 31 hours. Redirects are not followed. The URL must pass the URL-ingestion address rules, with the
+     *     operator's WEBHOOK_TRUSTED_ORIGINS as the only exemptions (an origin trusted for URL ingestion only is refused): 422
+     *     with the reason, now and at every delivery. A slow or failing receiver never delays ingestion or changes a job. The
+     *     `secret` is in this answer only. At most 20 webhooks per user (409).
      *
      *     **Credentials:** a bearer token only; an API key gets 403.
      */
@@ -839,9 +843,11 @@ export interface webhooks {
     put?: never;
     /**
      * An ingest job ended (sent to your receiver)
-     * @description POSTed to each active registration that asked for the event. Headers: `X-Service-Signature: sha256=<hex>`
-     *     (HMAC-SHA-256 of the raw body under the registration's secret), `X-Service-Delivery` (the same on every retry),
-     *     `X-Service-Event`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).
+     * @description POSTed to each active registration that asked for the event. Headers: `webhook-id` (the same on every
+     *     retry), `webhook-timestamp`, `webhook-signature: v1,<base64>` (Standard Webhooks: HMAC-SHA-256 of
+     *     "<webhook-id>.<webhook-timestamp>.<raw body>" under the bytes the secret encodes; refuse a timestamp more than 5 minutes
+     *     off and accept each id once), `X-Service-Event`, and the contract's body-only `X-Service-Signature: sha256=<hex>` and
+     *     unsigned `X-Service-Delivery`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).
      */
     post: operations['ingestJobEnded'];
     delete?: never;
@@ -853,7 +859,7 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
-    /** @description The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers: `X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the raw body under the secret), `X-Service-Delivery` (the delivery id, the same on every retry: drop duplicates by it) and `X-Service-Event`. */
+    /** @description The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers, in the Standard Webhooks style: `webhook-id` (the delivery id, the same on every retry), `webhook-timestamp` (the attempt’s Unix seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA-256 of `<webhook-id>.<webhook-timestamp>.<raw body>` under the bytes the secret encodes). Refuse a timestamp more than 5 minutes off and accept each `webhook-id` once: then a captured delivery cannot be replayed. Also `X-Service-Event`, and, as the interface contract has them, `X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the body alone under the secret’s text: it does not change between sends, so it cannot tell a replay) and `X-Service-Delivery` (`webhook-id` again, unsigned). */
     WebhookPayload: {
       event: components['schemas']['WebhookEvent'];
       /**
@@ -1612,14 +1618,14 @@ export interface components {
        */
       updated_at: string;
       /**
-       * @description Signs every delivery: `X-Service-Signature: sha256=<hex HMAC-SHA-256 of the raw body>`. Returned only here.
+       * @description `whsec_` and the base64 of 32 random bytes. Those bytes key `webhook-signature` (Standard Webhooks: `v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`); the whole text keys `X-Service-Signature`, which covers the body only. Returned only here.
        * @example whsec_…
        */
       secret: string;
     };
     CreateWebhook: {
       /**
-       * @description Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses (the URL-ingestion policy, whose trusted origins are allowed too), checked again at every delivery. Redirects are not followed.
+       * @description Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses, or an origin the operator trusts for webhooks (WEBHOOK_TRUSTED_ORIGINS); never an origin trusted for URL ingestion only. Checked again at every delivery. Redirects are not followed.
        * @example https://example.com/hooks/rag
        */
       url: string;
@@ -1656,7 +1662,7 @@ export interface components {
     };
     UpdateWebhook: {
       /**
-       * @description Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses (the URL-ingestion policy, whose trusted origins are allowed too), checked again at every delivery. Redirects are not followed.
+       * @description Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses, or an origin the operator trusts for webhooks (WEBHOOK_TRUSTED_ORIGINS); never an origin trusted for URL ingestion only. Checked again at every delivery. Redirects are not followed.
        * @example https://example.com/hooks/rag
        */
       url?: string;
@@ -1666,7 +1672,7 @@ export interface components {
     WebhookDelivery: {
       /**
        * Format: uuid
-       * @description Sent as `X-Service-Delivery`
+       * @description Sent as `webhook-id` (signed) and `X-Service-Delivery`
        * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
        */
       id: string;
@@ -1781,7 +1787,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1799,7 +1805,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -1859,7 +1865,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1877,7 +1883,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -1936,7 +1942,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1963,7 +1969,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2031,7 +2037,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2058,7 +2064,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2121,7 +2127,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2148,7 +2154,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2207,7 +2213,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2234,7 +2240,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2307,7 +2313,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2334,7 +2340,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2395,7 +2401,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2422,7 +2428,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2490,7 +2496,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2517,7 +2523,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2580,7 +2586,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2607,7 +2613,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2670,7 +2676,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2697,7 +2703,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2760,7 +2766,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2787,7 +2793,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2846,7 +2852,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2873,7 +2879,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -2932,7 +2938,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2959,7 +2965,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3022,7 +3028,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3049,7 +3055,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3110,7 +3116,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3137,7 +3143,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3200,7 +3206,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3227,7 +3233,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3296,7 +3302,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3323,7 +3329,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3382,7 +3388,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3409,7 +3415,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3478,7 +3484,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3505,7 +3511,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3570,7 +3576,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3624,7 +3630,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3693,7 +3699,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3729,7 +3735,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3793,7 +3799,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3811,7 +3817,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3870,7 +3876,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3906,7 +3912,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -3971,7 +3977,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3989,7 +3995,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4048,7 +4054,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4075,7 +4081,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4143,7 +4149,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4170,7 +4176,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4230,7 +4236,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4257,7 +4263,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4326,7 +4332,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4353,7 +4359,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4426,7 +4432,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4453,7 +4459,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4512,7 +4518,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4539,7 +4545,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4595,7 +4601,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4613,7 +4619,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4673,7 +4679,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4691,6 +4697,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The request conflicts with the resource’s state (a job that has already ended, a document being replaced). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The request failed validation; `detail` lists each problem. */
       422: {
         headers: {
@@ -4700,7 +4715,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4761,7 +4776,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4788,7 +4803,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4844,7 +4859,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4862,7 +4877,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4922,7 +4937,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4958,7 +4973,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5019,7 +5034,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5046,7 +5061,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5109,7 +5124,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5136,7 +5151,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5195,7 +5210,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5222,7 +5237,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5286,7 +5301,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be. */
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5313,7 +5328,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
       429: {
         headers: {
           [name: string]: unknown;

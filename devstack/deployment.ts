@@ -27,7 +27,7 @@ export interface LocalDeploymentOptions {
   stateDir?: string;
   /** Without the scoring worker, answers are recorded but never scored. */
   scoring?: boolean;
-  /** Added to every worker's settings (INGEST_TRUSTED_ORIGINS for the test pages). */
+  /** Added to every worker's settings (INGEST_TRUSTED_ORIGINS for the test pages, WEBHOOK_TRUSTED_ORIGINS for the test receiver). */
   vars?: Record<string, string>;
   /** Model roles the user points at a provider of their own; the devstack serves the rest. */
   roles?: UserRoles;
@@ -152,6 +152,7 @@ function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> 
     OPENAI_API_KEY: stack.keys.services.modelApiKey,
     ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
     ...(process.env.INGEST_TRUSTED_ORIGINS ? { INGEST_TRUSTED_ORIGINS: process.env.INGEST_TRUSTED_ORIGINS } : {}),
+    ...(process.env.WEBHOOK_TRUSTED_ORIGINS ? { WEBHOOK_TRUSTED_ORIGINS: process.env.WEBHOOK_TRUSTED_ORIGINS } : {}),
   };
 }
 

@@ -14,6 +14,21 @@ export function roleEndpoint<R extends string>(role: R) {
     Record<`${R}_API_KEY`, typeof optionalKey>;
 }
 
+/** A comma- or space-separated list of origins; a bad entry names the setting. */
+function trustedOrigins(name: string) {
+  return z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedOrigins(value, name);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    });
+}
+
 /** Settings the workers share; each worker's own schema picks from them. */
 export const SharedSettings = {
   HYPERDRIVE: z.object({ connectionString: z.string().min(1) }, 'the Hyperdrive binding HYPERDRIVE is missing'),
@@ -36,26 +51,21 @@ export const SharedSettings = {
   EMBEDDING_DIMENSIONS: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),
   /** Chunks one user's documents may make per UTC day (src/core/limits.ts says why). */
   INGEST_DAILY_CHUNKS_PER_USER: z.coerce.number().int().positive().default(DAILY_INGEST_CHUNKS),
-  /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
-  INGEST_TRUSTED_ORIGINS: z
-    .string()
-    .default('')
-    .transform((value, ctx) => {
-      try {
-        return parseTrustedOrigins(value);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    }),
-};
-
-const cache = new WeakMap<object, object>();
   /**
    * Ingest steps of one user's documents under way at once (QStash flow control, one key per user), so that
    * one user's files never hold back another's; 0 turns flow control off.
    */
   INGEST_PARALLELISM_PER_USER: z.coerce.number().int().min(0).default(INGEST_PARALLELISM_PER_USER),
+  /** Origins exempt from the public-address rule for URL ingestion (intranet deployments, local test pages). */
+  INGEST_TRUSTED_ORIGINS: trustedOrigins('INGEST_TRUSTED_ORIGINS'),
+  /**
+   * Origins exempt from the public-address rule for webhook receivers, empty by default. Apart from
+   * INGEST_TRUSTED_ORIGINS on purpose: reading an intranet page is not POSTing to any path of its origin.
+   */
+  WEBHOOK_TRUSTED_ORIGINS: trustedOrigins('WEBHOOK_TRUSTED_ORIGINS'),
+};
+
+const cache = new WeakMap<object, object>();
 
 /**
  * Parsed once per env object. A missing or bad setting becomes a 500 whose detail

@@ -118,7 +118,7 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('list keys', 'GET /keys/', { scope: 'bearer', place: 'anywhere' }, everyone),
   endpoint('revoke key', 'DELETE /keys/{ownerKey}', { scope: 'bearer', place: 'anywhere', consumes: true }, ownerThing),
   endpoint('create webhook', 'POST /webhooks/', { scope: 'bearer', place: 'anywhere' }, everyone, {
-    url: '{pages}/hook',
+    url: '{receiver}/hook',
     events: ['ingest.failed'],
   }),
   endpoint('list webhooks', 'GET /webhooks/', { scope: 'bearer', place: 'anywhere' }, everyone),
@@ -149,6 +149,7 @@ function request({ path, body }: Endpoint, fx: Fixture, cast: Callers) {
     ownerSession: fx.sessions.owner,
     memberQuery: cast.memberQuery.id,
     pages: stack.pagesUrl,
+    receiver: stack.receiverUrl,
     job: fx.job,
     document: fx.document,
     personalDocument: fx.personalDocument,
@@ -347,7 +348,7 @@ async function fixture(): Promise<Fixture> {
   await db()`delete from webhooks where user_id = ${cast.owner.id}`;
   const hook = await api('POST', '/webhooks/', {
     token: cast.owner.token,
-    body: { url: `${stack.pagesUrl}/hook`, events: ['ingest.failed'] },
+    body: { url: `${stack.receiverUrl}/hook`, events: ['ingest.failed'] },
   });
   expect(hook.status).toBe(200);
   return {

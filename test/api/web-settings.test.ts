@@ -113,7 +113,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
         true,
       );
     }
-    const url = `${stack.pagesUrl}/hook`;
+    const url = `${stack.receiverUrl}/hook`;
     await form.getByLabel('URL').fill(url);
     await form.getByRole('button', { name: 'Register webhook' }).click();
 
@@ -208,7 +208,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     const hook = await api('POST', '/webhooks/', {
       token: user.token,
       body: {
-        url: `${stack.pagesUrl}/hook?receiver=${'a-long-query-string-without-spaces-'.repeat(3)}`,
+        url: `${stack.receiverUrl}/hook?receiver=${'a-long-query-string-without-spaces-'.repeat(3)}`,
         events: ['ingest.succeeded', 'ingest.failed', 'ingest.partial'],
         collection_id: created.body.id,
       },

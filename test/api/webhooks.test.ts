@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
+import { type SeenIds, TOLERANCE_SECONDS, verifyWebhook } from '../../client/webhook-verify.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Job, queuedUrlJob, upload, waitForJob } from '../support/ingest.ts';
@@ -9,7 +10,8 @@ import { type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from
 /**
  * Ingestion webhooks end to end: registrations through the API, deliveries made by the real ingest
  * worker through the devstack's QStash (fast retries: 150·2^n ms) to a real HTTP receiver on
- * `stack.receiverUrl`, a loopback origin the workers trust.
+ * `stack.receiverUrl`, a loopback origin in WEBHOOK_TRUSTED_ORIGINS. The test pages' origin
+ * (`stack.pagesUrl`) is in INGEST_TRUSTED_ORIGINS only, so no webhook may be sent there.
  */
 
 const ALL_EVENTS = ['ingest.succeeded', 'ingest.failed', 'ingest.partial'];
@@ -151,8 +153,33 @@ const waitForRequestsFor = (path: string, jobId: string, count = 1, timeoutMs = 
     timeoutMs,
   );
 
-/** Checks the signature as a receiver would: the HMAC of the raw bytes under the secret. */
-function expectSigned(request: ReceivedRequest, secret: string) {
+/** The README's advice in memory: each id accepted once. */
+function seenIds(): SeenIds {
+  const ids = new Set<string>();
+  return {
+    add(id) {
+      if (ids.has(id)) return false;
+      ids.add(id);
+      return true;
+    },
+  };
+}
+
+/** The README's verifier on a request as it reached the receiver, at the time it arrived unless told. */
+const verify = (request: ReceivedRequest, secret: string, seen = seenIds(), now = request.receivedAt) =>
+  verifyWebhook(secret, new Headers(request.headers), request.body, seen, now);
+
+/**
+ * Checks both signatures as a receiver would: the README's verifier (Standard Webhooks: id, timestamp and
+ * body), and the contract's `X-Service-Signature`, the HMAC of the raw bytes under the secret's text.
+ */
+async function expectSigned(request: ReceivedRequest, secret: string) {
+  expect(await verify(request, secret)).toEqual({
+    ok: true,
+    id: request.headers['webhook-id'],
+    timestamp: Number(request.headers['webhook-timestamp']),
+  });
+  expect(request.headers['webhook-id']).toBe(request.headers['x-service-delivery']);
   const expected = `sha256=${createHmac('sha256', secret).update(request.body).digest('hex')}`;
   expect(request.headers['x-service-signature']).toBe(expected);
 }
@@ -200,7 +227,7 @@ describe('registration', () => {
       active: true,
     });
     expect(Number.isNaN(Date.parse(hook.created_at))).toBe(false);
-    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9_-]{20,}$/);
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     // Another registration gets another secret.
     const other = await register(user, hookPath('register-2'));
@@ -266,6 +293,28 @@ describe('registration', () => {
     expect(emptied.status).toBe(422);
     const [listed] = (await api('GET', '/webhooks/', { token: user.token })).body;
     expect(listed).toMatchObject({ url: hook.url, events: ALL_EVENTS });
+  });
+
+  it('422 for a URL on an origin trusted for URL ingestion only, which URL ingestion still reads', async () => {
+    const user = await signUp('hooks-ingest-origin');
+    const refusal = /trusted for URL ingestion only/;
+    for (const url of [`${stack.pagesUrl}/hook`, `${stack.pagesUrl}/`, `${stack.pagesUrl}/admin/reset?all=1`]) {
+      const response = await api('POST', '/webhooks/', { token: user.token, body: { url, events: ALL_EVENTS } });
+      expect(response.status, `${url}: ${JSON.stringify(response.body)}`).toBe(422);
+      expect(response.body.detail[0], url).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
+    }
+    expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([]);
+    // Nor can a registration be moved there.
+    const hook = await register(user, hookPath('ingest-origin'));
+    const moved = await api('PATCH', `/webhooks/${hook.id}`, { token: user.token, body: { url: `${stack.pagesUrl}/hook` } });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail[0]).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
+    expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([
+      expect.objectContaining({ id: hook.id, url: hook.url }),
+    ]);
+    // The same origin is still trusted for what it is trusted for: reading a page into a collection.
+    const ingested = await api('POST', '/ingest/url', { token: user.token, body: { url: `${stack.pagesUrl}/article.html` } });
+    expect(ingested.status, JSON.stringify(ingested.body)).toBe(200);
   });
 
   it('collection_id: 403 for a collection the caller cannot use, 404 for one that does not exist', async () => {
@@ -385,7 +434,7 @@ describe('deliveries', () => {
     expect(request.headers['content-type']).toMatch(/^application\/json/);
     expect(request.headers['x-service-event']).toBe('ingest.succeeded');
     expect(request.headers['x-service-delivery']).toMatch(UUID);
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     // Signed under this registration's secret, not any other.
     expect(request.headers['x-service-signature']).not.toBe(
       `sha256=${createHmac('sha256', `${hook.secret}x`).update(request.body).digest('hex')}`,
@@ -438,7 +487,7 @@ describe('deliveries', () => {
     const [request] = await waitForRequestsFor(path, job.job_id);
     if (!request) throw new Error('no request');
     expect(request.headers['x-service-event']).toBe('ingest.failed');
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     expect(payloadOf(request)).toEqual({
       event: 'ingest.failed',
       job_id: job.job_id,
@@ -470,7 +519,7 @@ describe('deliveries', () => {
     const [request] = await waitForRequestsFor(partialPath, job.job_id);
     if (!request) throw new Error('no request');
     expect(request.headers['x-service-event']).toBe('ingest.partial');
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     expect(payloadOf(request)).toMatchObject({
       event: 'ingest.partial',
       job_id: job.job_id,
@@ -519,13 +568,13 @@ describe('deliveries', () => {
     for (const job of [inOutside, personal, inInside]) {
       const [request] = await waitForRequestsFor(paths.all, job.job_id);
       expect(payloadOf(request as ReceivedRequest)).toMatchObject({ event: 'ingest.succeeded', job_id: job.job_id });
-      expectSigned(request as ReceivedRequest, hooks.all.secret);
+      await expectSigned(request as ReceivedRequest, hooks.all.secret);
     }
     const [inInsideRequest] = await waitForRequestsFor(paths.inside, inInside.job_id);
     expect(payloadOf(inInsideRequest as ReceivedRequest)).toMatchObject({ collection_id: inside });
-    expectSigned(inInsideRequest as ReceivedRequest, hooks.inside.secret);
+    await expectSigned(inInsideRequest as ReceivedRequest, hooks.inside.secret);
     const [theirs] = await waitForRequestsFor(paths.otherAll, othersJob.job_id);
-    expectSigned(theirs as ReceivedRequest, hooks.otherAll.secret);
+    await expectSigned(theirs as ReceivedRequest, hooks.otherAll.secret);
     await deliveryFor(user, hooks.all.id, personal.job_id, (d) => d.status === 'delivered');
     await deliveryFor(user, hooks.inside.id, inInside.job_id, (d) => d.status === 'delivered');
 
@@ -578,7 +627,14 @@ describe('deliveries', () => {
       expect(request.headers['x-service-event']).toBe('ingest.succeeded');
       expect(request.body.equals(first.body)).toBe(true);
       expect(request.headers['x-service-signature']).toBe(first.headers['x-service-signature']);
-      expectSigned(request, hook.secret);
+      expect(request.headers['webhook-id']).toBe(delivery.id);
+      await expectSigned(request, hook.secret);
+    }
+    // Each attempt is signed anew, at its own time.
+    const stamps = requests.map((r) => Number(r.headers['webhook-timestamp']));
+    expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
+    for (const [i, request] of requests.entries()) {
+      expect(Math.abs((stamps[i] as number) * 1000 - request.receivedAt)).toBeLessThan(5_000);
     }
     // The job had ended, succeeded, before the first attempt was made, and stays so.
     const row = await jobRow(job.job_id);
@@ -624,6 +680,49 @@ describe('deliveries', () => {
     expect(requestsFor(path, job.job_id)).toHaveLength(2);
   });
 
+  it("a captured delivery sent again, or later, or altered, fails the README's verifier; the genuine one passes", async () => {
+    const user = await signUp('hooks-replay');
+    const path = hookPath('replay');
+    const hook = await register(user, path);
+    const job = await uploadAndWait(user, 'replayed.txt', uniqueText('Replayed'));
+    const [genuine] = await waitForRequestsFor(path, job.job_id);
+    if (!genuine) throw new Error('no request');
+    await deliveryFor(user, hook.id, job.job_id, (d) => d.status === 'delivered');
+
+    const seen = seenIds();
+    expect(await verify(genuine, hook.secret, seen)).toMatchObject({ ok: true, id: genuine.headers['webhook-id'] });
+
+    // Someone who captured it sends it to the receiver again, byte for byte.
+    const names = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-service-signature'];
+    const copied = Object.fromEntries(names.map((name) => [name, genuine.headers[name] as string]));
+    const resent = await fetch(receiver.url(path), { method: 'POST', headers: copied, body: new Uint8Array(genuine.body) });
+    expect(resent.status).toBe(200);
+    const [, replay] = (await receiver.waitForRequests(path, 2)) as [ReceivedRequest, ReceivedRequest];
+    // Its signature is still valid, so only the signed id gives it away...
+    expect(await verify(replay, hook.secret)).toMatchObject({ ok: true });
+    expect(await verify(replay, hook.secret, seen)).toEqual({ ok: false, reason: 'replayed' });
+    // ...and the contract's body-only header cannot tell it from the original at all.
+    expect(replay.headers['x-service-signature']).toBe(genuine.headers['x-service-signature']);
+
+    // Sent more than 5 minutes after it was signed, to a receiver that has forgotten the id: stale.
+    const late = genuine.receivedAt + (TOLERANCE_SECONDS + 1) * 1000;
+    expect(await verify(genuine, hook.secret, seenIds(), late)).toEqual({ ok: false, reason: 'stale timestamp' });
+    // A fresh timestamp, or another id, breaks the signature.
+    const altered = (name: string, value: string): ReceivedRequest => ({
+      ...genuine,
+      headers: { ...genuine.headers, [name]: value },
+    });
+    const now = String(Math.floor(late / 1000));
+    expect(await verify(altered('webhook-timestamp', now), hook.secret, seenIds(), late)).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    });
+    expect(await verify(altered('webhook-id', randomUUID()), hook.secret)).toEqual({ ok: false, reason: 'bad signature' });
+    // Nor does another registration's secret verify it.
+    const other = await register(user, hookPath('replay-other'));
+    expect(await verify(genuine, other.secret)).toEqual({ ok: false, reason: 'bad signature' });
+  });
+
   it('the signature covers the raw UTF-8 bytes of the body: a file name beyond ASCII', async () => {
     const user = await signUp('hooks-utf8');
     const path = hookPath('utf8');
@@ -634,7 +733,7 @@ describe('deliveries', () => {
     expect(job.status, job.error_message ?? '').toBe('succeeded');
     const [request] = await waitForRequestsFor(path, job.job_id);
     if (!request) throw new Error('no request');
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     // Signed over the bytes, which are UTF-8 (a signature over another encoding would not match).
     expect(request.body.toString('utf8')).toContain(name);
     expect(payloadOf(request).source).toBe(job.source);
@@ -663,7 +762,7 @@ describe('deliveries', () => {
     expect(on.body.active).toBe(true);
     const after = await uploadAndWait(user, 'after.txt', uniqueText('After the pause'));
     const [request] = await waitForRequestsFor(pausedPath, after.job_id);
-    expectSigned(request as ReceivedRequest, paused.secret);
+    await expectSigned(request as ReceivedRequest, paused.secret);
     await deliveryFor(user, paused.id, after.job_id, (d) => d.status === 'delivered');
     // The job that ended during the pause is not sent late.
     expect((await deliveriesOf(user, paused.id)).map((d) => d.job_id)).toEqual([after.job_id]);
@@ -683,7 +782,7 @@ describe('deliveries', () => {
     const [request] = await waitForRequestsFor(path, jobId);
     if (!request) throw new Error('no request');
     expect(request.headers['x-service-event']).toBe('ingest.failed');
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     expect(payloadOf(request)).toMatchObject({
       event: 'ingest.failed',
       job_id: jobId,
@@ -725,7 +824,7 @@ describe('deliveries', () => {
     const [request] = await waitForRequestsFor(path, second.job_id);
     if (!request) throw new Error('no request');
     expect(request.headers['x-service-event']).toBe('ingest.succeeded');
-    expectSigned(request, hook.secret);
+    await expectSigned(request, hook.secret);
     expect(payloadOf(request)).toMatchObject({
       event: 'ingest.succeeded',
       job_id: second.job_id,
@@ -811,7 +910,7 @@ describe.concurrent('deliveries that take a while', () => {
     expect(requests).toHaveLength(6);
     for (const request of requests) {
       expect(request.headers['x-service-delivery']).toBe(failed.id);
-      expectSigned(request, hook.secret);
+      await expectSigned(request, hook.secret);
     }
     // The sixth attempt was the last (retries: 5), and it settled the delivery: after a quiet period
     // (ten times the first retry's backoff) nothing more has arrived and the record stays as it is.
@@ -865,7 +964,7 @@ describe.concurrent('deliveries that take a while', () => {
     rotated.open();
     expect(rotation.status, JSON.stringify(rotation.body)).toBe(200);
     const { secret, updated_at, ...unchanged } = rotation.body;
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(secret).not.toBe(hook.secret);
     const { secret: _oldSecret, updated_at: _registeredAt, ...registered } = hook;
     expect(unchanged).toEqual(registered);
@@ -876,15 +975,15 @@ describe.concurrent('deliveries that take a while', () => {
     const delivered = await deliveryFor(user, hook.id, job.job_id, (d) => d.status === 'delivered');
     expect(delivered.attempts).toBe(2);
     const [before, after] = requestsFor(path, job.job_id) as [ReceivedRequest, ReceivedRequest];
-    expectSigned(before, hook.secret);
-    expectSigned(after, secret);
+    await expectSigned(before, hook.secret);
+    await expectSigned(after, secret);
     expect(after.headers['x-service-delivery']).toBe(before.headers['x-service-delivery']);
 
     // The next job's delivery: the new secret only.
     const next = await uploadAndWait(user, 'rotated-again.txt', uniqueText('Rotated again'));
     const [request] = await waitForRequestsFor(path, next.job_id);
     if (!request) throw new Error('no request');
-    expectSigned(request, secret);
+    await expectSigned(request, secret);
     expect(request.headers['x-service-signature']).not.toBe(
       `sha256=${createHmac('sha256', hook.secret).update(request.body).digest('hex')}`,
     );
@@ -910,6 +1009,29 @@ describe.concurrent('deliveries that take a while', () => {
     // The held attempt is refused now, and its retry comes 300 ms later (fast backoff), finding nothing to send.
     await sleep(3_000);
     expect(requestsFor(path, job.job_id)).toHaveLength(1);
+  });
+
+  it('a registration on an origin now trusted for ingestion only fails at delivery, at once, without retries', async () => {
+    const user = await signUp('hooks-origin-moved');
+    const path = hookPath('origin-moved');
+    const hook = await register(user, path);
+    // As if the operator had taken the receiver's origin off WEBHOOK_TRUSTED_ORIGINS while it stayed in
+    // INGEST_TRUSTED_ORIGINS: the registration, accepted then, now names an ingestion-only origin.
+    await db()`update webhooks set url = ${`${stack.pagesUrl}/hook`} where id = ${hook.id}`;
+
+    const job = await uploadAndWait(user, 'origin-moved.txt', uniqueText('Origin moved'));
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    const failed = await deliveryFor(user, hook.id, job.job_id, (d) => d.status !== 'pending');
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      response_status: null,
+      last_error: 'The URL is refused: The URL is on an origin trusted for URL ingestion only; webhooks are not sent there',
+      next_retry_at: null,
+    });
+    await sleep(2_000);
+    expect((await deliveriesOf(user, hook.id)).find((d) => d.id === failed.id)).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(receiver.requests(path)).toEqual([]);
   });
 
   it('the address policy applies at delivery: a URL now refused fails at once, without retries', async () => {

@@ -30,11 +30,11 @@ declare module 'vitest' {
       qstashSigningKeys: { current: string; next: string };
       openaiBaseUrl: string;
       modelApiKey: string;
-      /** Test pages and fixtures, served on loopback and trusted by the workers. */
+      /** Test pages and fixtures, served on loopback and trusted by the workers for URL ingestion (never as a webhook receiver). */
       pagesUrl: string;
       /**
-       * A trusted origin on loopback where nothing listens until a test starts its own webhook receiver
-       * there (test/support/webhook-receiver.ts); one test file at a time uses it.
+       * An origin on loopback trusted for webhooks (WEBHOOK_TRUSTED_ORIGINS) where nothing listens until a test starts
+       * its own webhook receiver there (test/support/webhook-receiver.ts); one test file at a time uses it.
        */
       receiverUrl: string;
       faultsUrl: string;
@@ -72,7 +72,8 @@ export default async function setup(project: TestProject) {
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl, qstashBackoffMs: fastRetries },
     vars: {
-      INGEST_TRUSTED_ORIGINS: `${pages.url},${receiverUrl}`,
+      INGEST_TRUSTED_ORIGINS: pages.url,
+      WEBHOOK_TRUSTED_ORIGINS: receiverUrl,
       ...UNLIMITED_RATES,
     },
     quiet: true,

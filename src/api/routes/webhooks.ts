@@ -20,12 +20,15 @@ const create = route.post('/webhooks', 'Register a webhook', {
   access: 'bearer',
   description: `When one of your ingest jobs ends, the service POSTs its \`WebhookPayload\` to \`url\` for each event you
 asked for (\`ingest.succeeded\`, \`ingest.failed\`, \`ingest.partial\`), optionally only for jobs in \`collection_id\` (which
-you must be able to use: 403, or 404 if there is no such collection). Every delivery is signed: \`X-Service-Signature:
-sha256=<hex HMAC-SHA-256 of the raw body under secret>\`; \`X-Service-Delivery\` is the same on every retry. A 2xx answer
-within 10 s delivers it; anything else is retried by the queue with backoff, 5 times over about 31 hours. Redirects
-are not followed. The URL must pass the URL-ingestion address policy (422 with the reason), now and at every delivery.
-A slow or failing receiver never delays ingestion or changes a job. The \`secret\` is in this answer only. At most
-20 webhooks per user (409).`,
+you must be able to use: 403, or 404 if there is no such collection). Every attempt is signed in the Standard
+Webhooks style: \`webhook-signature: v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">\` under the
+bytes the secret encodes, with \`webhook-id\` the same on every retry; the contract's \`X-Service-Signature:
+sha256=<hex HMAC-SHA-256 of the raw body>\` is sent too, but covers the body only and cannot tell a replay (see
+\`WebhookPayload\`). A 2xx answer within 10 s delivers it; anything else is retried by the queue with backoff, 5 times
+over about 31 hours. Redirects are not followed. The URL must pass the URL-ingestion address rules, with the
+operator's WEBHOOK_TRUSTED_ORIGINS as the only exemptions (an origin trusted for URL ingestion only is refused): 422
+with the reason, now and at every delivery. A slow or failing receiver never delays ingestion or changes a job. The
+\`secret\` is in this answer only. At most 20 webhooks per user (409).`,
   request: { body: jsonBody(CreateWebhookSchema) },
   responses: { 200: json(CreatedWebhookSchema, 'The registration, with its secret') },
   errors: [404, 409],
@@ -87,9 +90,11 @@ const jobEnded = {
   tags: ['Webhooks'],
   operationId: 'ingestJobEnded',
   summary: 'An ingest job ended (sent to your receiver)',
-  description: `POSTed to each active registration that asked for the event. Headers: \`X-Service-Signature: sha256=<hex>\`
-(HMAC-SHA-256 of the raw body under the registration's secret), \`X-Service-Delivery\` (the same on every retry),
-\`X-Service-Event\`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).`,
+  description: `POSTed to each active registration that asked for the event. Headers: \`webhook-id\` (the same on every
+retry), \`webhook-timestamp\`, \`webhook-signature: v1,<base64>\` (Standard Webhooks: HMAC-SHA-256 of
+"<webhook-id>.<webhook-timestamp>.<raw body>" under the bytes the secret encodes; refuse a timestamp more than 5 minutes
+off and accept each id once), \`X-Service-Event\`, and the contract's body-only \`X-Service-Signature: sha256=<hex>\` and
+unsigned \`X-Service-Delivery\`. Answer 2xx within 10 s; anything else is retried (5 times, over about 31 hours).`,
   request: { body: jsonBody(WebhookPayloadSchema) },
   responses: { 200: { description: 'Received (any 2xx)' } },
 };

@@ -6,9 +6,9 @@ export const WebhookEventSchema = z.enum(WEBHOOK_EVENTS).openapi('WebhookEvent')
 
 const url = text({ min: 1, max: 2048 }).openapi({
   description:
-    'Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses ' +
-    '(the URL-ingestion policy, whose trusted origins are allowed too), checked again at every delivery. ' +
-    'Redirects are not followed.',
+    'Where events are POSTed: http or https on ports 80/443 and a host that resolves only to public addresses, ' +
+    'or an origin the operator trusts for webhooks (WEBHOOK_TRUSTED_ORIGINS); never an origin trusted for URL ' +
+    'ingestion only. Checked again at every delivery. Redirects are not followed.',
   example: 'https://example.com/hooks/rag',
 });
 const events = z.array(WebhookEventSchema).min(1);
@@ -29,7 +29,10 @@ export const CreatedWebhookSchema = z
   .object({
     ...webhookFields,
     secret: z.string().openapi({
-      description: 'Signs every delivery: `X-Service-Signature: sha256=<hex HMAC-SHA-256 of the raw body>`. Returned only here.',
+      description:
+        '`whsec_` and the base64 of 32 random bytes. Those bytes key `webhook-signature` (Standard Webhooks: ' +
+        '`v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`); the whole text keys ' +
+        '`X-Service-Signature`, which covers the body only. Returned only here.',
       example: 'whsec_…',
     }),
   })
@@ -59,9 +62,13 @@ export const WebhookPayloadSchema = z
   })
   .openapi('WebhookPayload', {
     description:
-      'The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers: `X-Service-Signature` ' +
-      '(`sha256=` and the hex HMAC-SHA-256 of the raw body under the secret), `X-Service-Delivery` (the delivery id, ' +
-      'the same on every retry: drop duplicates by it) and `X-Service-Event`.',
+      'The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers, in the Standard Webhooks style: ' +
+      '`webhook-id` (the delivery id, the same on every retry), `webhook-timestamp` (the attempt’s Unix seconds) and ' +
+      '`webhook-signature` (`v1,` and the base64 HMAC-SHA-256 of `<webhook-id>.<webhook-timestamp>.<raw body>` under ' +
+      'the bytes the secret encodes). Refuse a timestamp more than 5 minutes off and accept each `webhook-id` once: ' +
+      'then a captured delivery cannot be replayed. Also `X-Service-Event`, and, as the interface contract has them, ' +
+      '`X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the body alone under the secret’s text: it does ' +
+      'not change between sends, so it cannot tell a replay) and `X-Service-Delivery` (`webhook-id` again, unsigned).',
   });
 
 const AttemptSchema = z.object({
@@ -74,7 +81,7 @@ const AttemptSchema = z.object({
 
 export const DeliverySchema = z
   .object({
-    id: Id.openapi({ description: 'Sent as `X-Service-Delivery`' }),
+    id: Id.openapi({ description: 'Sent as `webhook-id` (signed) and `X-Service-Delivery`' }),
     webhook_id: Id,
     job_id: Id,
     source: z.string().openapi({ description: 'The job’s file name or URL' }),

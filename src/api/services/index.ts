@@ -14,6 +14,7 @@ import { createShareRepo } from '#core/db/shares.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { createWebhookRepo } from '#core/db/webhooks.ts';
 import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
+import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import type { Config } from '../config.ts';
 import { createAccessService } from './access.ts';
 import { createAnswerService } from './answer.ts';
@@ -43,19 +44,31 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     shares: createShareRepo(sql),
   };
   const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
-  // The URL-ingestion address policy: for the pages to ingest and for webhook receivers alike.
+  // Our resolver's outage, not the user's bad URL.
+  const resolverDown = (error: unknown) => {
+    throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
+  };
+  // The URL-ingestion address policy, for the pages to ingest.
   const checkUrl = (url: string) =>
-    checkUrlPolicy(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch((error: unknown) => {
-      // Our resolver's outage, not the user's bad URL.
-      throw error instanceof DnsError ? new UpstreamError('dns', error.message, { cause: error }) : error;
-    });
+    checkUrlPolicy(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }).catch(resolverDown);
+  // The same rules for webhook receivers, with their own trusted origins; ingestion's never admit one.
+  const checkReceiver = (url: string) =>
+    checkReceiverUrl(url, {
+      resolve,
+      origins: { webhook: config.WEBHOOK_TRUSTED_ORIGINS, ingest: config.INGEST_TRUSTED_ORIGINS },
+    }).catch(resolverDown);
   const retrieval = createRetrievalService({ ...deps, fusion: config.RETRIEVAL_FUSION });
   const purge = createPurge(deps);
   const deliveries = createDeliveryRepo(sql);
   return {
     access: deps.access,
     apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access }),
-    webhooks: createWebhookService({ webhooks: createWebhookRepo(sql), deliveries, access: deps.access, checkUrl }),
+    webhooks: createWebhookService({
+      webhooks: createWebhookRepo(sql),
+      deliveries,
+      access: deps.access,
+      checkUrl: checkReceiver,
+    }),
     collections: createCollectionService(deps),
     documents: createDocumentService({ ...deps, purge }),
     ingest: createIngestService({

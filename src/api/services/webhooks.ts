@@ -2,8 +2,8 @@ import { isUuid } from '#core/db/client.ts';
 import type { DeliveryRepo, DeliveryRow } from '#core/db/webhook-deliveries.ts';
 import type { WebhookRepo, WebhookRow } from '#core/db/webhooks.ts';
 import { conflict, invalid, notFound } from '#core/errors.ts';
+import { newWebhookSecret } from '#core/messages/webhook-signing.ts';
 import type { WebhookEvent } from '#core/messages/webhooks.ts';
-import { randomToken } from '#core/secrets.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
@@ -15,11 +15,9 @@ export interface WebhookDeps {
   webhooks: WebhookRepo;
   deliveries: DeliveryRepo;
   access: AccessService;
-  /** The URL-ingestion address policy, trusted origins included. */
+  /** The receiver address policy (src/core/urls/receiver-policy.ts). */
   checkUrl: (url: string) => Promise<UrlVerdict>;
 }
-
-const newSecret = () => `whsec_${randomToken(32)}`;
 
 /** The signing secret is in this answer only. */
 export type CreatedWebhook = WebhookRow & { secret: string };
@@ -27,7 +25,7 @@ export type CreatedWebhook = WebhookRow & { secret: string };
 export function createWebhookService(deps: WebhookDeps) {
   const { webhooks, deliveries, access } = deps;
 
-  /** The same policy as URL ingestion: http(s), a public host (or a trusted origin); 422 with the reason otherwise. */
+  /** http(s), a public host or one of WEBHOOK_TRUSTED_ORIGINS, never an origin trusted for ingestion only; 422 with the reason otherwise. */
   async function allowedUrl(url: string): Promise<string> {
     const verdict = await deps.checkUrl(url);
     if (!verdict.ok) throw invalid('url', verdict.reason, 'url_refused');
@@ -52,14 +50,14 @@ export function createWebhookService(deps: WebhookDeps) {
       if ((await webhooks.count(caller.id)) >= MAX_WEBHOOKS_PER_USER) {
         throw conflict(`You have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed; delete one first`);
       }
-      const secret = newSecret();
+      const secret = newWebhookSecret();
       const row = await webhooks.insert(caller.id, { url, events: [...new Set(request.events)], collectionId, secret });
       return { ...row, secret };
     },
 
     /** For a secret that leaked: the old one stops signing at once, so there is no window where both verify. */
     async rotateSecret(caller: Caller, id: string): Promise<CreatedWebhook> {
-      const secret = newSecret();
+      const secret = newWebhookSecret();
       const row = isUuid(id) ? await webhooks.replaceSecret(caller.id, id, secret) : undefined;
       if (!row) throw notFound('Webhook');
       return { ...row, secret };

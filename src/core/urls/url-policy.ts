@@ -10,7 +10,15 @@
 
 import ipaddr from 'ipaddr.js';
 
-export type UrlRefusal = 'invalid' | 'scheme' | 'userinfo' | 'port' | 'local_name' | 'private_address' | 'does_not_resolve';
+export type UrlRefusal =
+  | 'invalid'
+  | 'scheme'
+  | 'userinfo'
+  | 'port'
+  | 'local_name'
+  | 'private_address'
+  | 'does_not_resolve'
+  | 'ingest_only';
 
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string; code: UrlRefusal };
 
@@ -24,6 +32,7 @@ export const REFUSAL_MESSAGES: Record<UrlRefusal, string> = {
   local_name: 'The URL must name a public host, not a local or internal one',
   private_address: 'The URL resolves to a private or reserved address',
   does_not_resolve: 'The host name does not resolve',
+  ingest_only: 'The URL is on an origin trusted for URL ingestion only; webhooks are not sent there',
 };
 
 // Suffixes that name hosts on a private network or on this machine. `.local` is mDNS,
@@ -81,24 +90,24 @@ export function isTrustedOrigin(url: URL, trustedOrigins: readonly string[] | un
 }
 
 /**
- * Parses the INGEST_TRUSTED_ORIGINS setting: origins separated by commas or spaces.
- * Throws on an entry that is not a bare http(s) origin, so a typo fails at start-up
- * rather than silently trusting nothing or too much.
+ * Parses a trusted-origins setting (INGEST_TRUSTED_ORIGINS, WEBHOOK_TRUSTED_ORIGINS): origins
+ * separated by commas or spaces. Throws on an entry that is not a bare http(s) origin, so a typo
+ * fails at start-up rather than silently trusting nothing or too much.
  */
-export function parseTrustedOrigins(setting: string | undefined): string[] {
+export function parseTrustedOrigins(setting: string | undefined, name = 'INGEST_TRUSTED_ORIGINS'): string[] {
   const entries = (setting ?? '').split(/[\s,]+/).filter(Boolean);
   return entries.map((entry) => {
     let url: URL;
     try {
       url = new URL(entry);
     } catch {
-      throw new Error(`INGEST_TRUSTED_ORIGINS: "${entry}" is not a URL`);
+      throw new Error(`${name}: "${entry}" is not a URL`);
     }
     if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
-      throw new Error(`INGEST_TRUSTED_ORIGINS: "${entry}" must be an http or https origin`);
+      throw new Error(`${name}: "${entry}" must be an http or https origin`);
     }
     if (url.pathname !== '/' || url.search || url.hash) {
-      throw new Error(`INGEST_TRUSTED_ORIGINS: "${entry}" must be an origin only, without a path`);
+      throw new Error(`${name}: "${entry}" must be an origin only, without a path`);
     }
     return url.origin;
   });

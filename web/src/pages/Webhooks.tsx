@@ -327,10 +327,12 @@ export function Webhooks({ collections, ask }: { collections: Listed[] | undefin
           onDone={() => setMade(null)}
         >
           <p>
-            Every delivery carries <code>X-Service-Signature: sha256=&lt;hex&gt;</code>, the HMAC-SHA-256 of the raw request body
-            under this secret. Compute it over the body's bytes as they arrive, before parsing the JSON, and compare in constant
-            time; in Node, <code>createHmac('sha256', secret).update(rawBody).digest('hex')</code>.{' '}
-            <code>X-Service-Delivery</code> is the same on every retry, so that you can drop duplicates.
+            Every delivery is signed in the Standard Webhooks style: <code>webhook-signature: v1,&lt;base64&gt;</code> is the
+            HMAC-SHA-256 of <code>webhook-id</code>, <code>webhook-timestamp</code> and the raw request body, joined by dots,
+            under the bytes this secret encodes after <code>whsec_</code>. Check it over the body's bytes as they arrive, before
+            parsing the JSON; refuse a timestamp more than 5 minutes off, and accept each <code>webhook-id</code> once (it is the
+            same on every retry). The README's <code>verifyWebhook</code> does all three. The older{' '}
+            <code>X-Service-Signature</code> covers the body only, so it cannot tell a replayed delivery from a new one.
           </p>
         </ShownOnce>
       )}

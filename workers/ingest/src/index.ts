@@ -8,8 +8,9 @@ import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '#core/messages/ingest.ts';
 import { WEBHOOK_PATH, WEBHOOK_RETRIES, type WebhookMessage } from '#core/messages/webhooks.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
-import { checkUrl, createResolver } from '#core/urls/dns.ts';
+import { createResolver } from '#core/urls/dns.ts';
 import { guardedFetch } from '#core/urls/guarded-fetch.ts';
+import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { recordFailedStep, runStep } from './steps.ts';
@@ -49,8 +50,12 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
       },
       fetchUrl: (url) =>
         guardedFetch(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS, maxBytes: MAX_DOCUMENT_BYTES }),
-      // Webhook receivers pass the same address policy as ingested URLs, trusted origins included.
-      checkUrl: (url) => checkUrl(url, { resolve, trustedOrigins: config.INGEST_TRUSTED_ORIGINS }),
+      // Webhook receivers pass the same address rules again at every delivery, with their own trusted origins.
+      checkUrl: (url) =>
+        checkReceiverUrl(url, {
+          resolve,
+          origins: { webhook: config.WEBHOOK_TRUSTED_ORIGINS, ingest: config.INGEST_TRUSTED_ORIGINS },
+        }),
     };
   },
   routes: {

@@ -1,9 +1,11 @@
-import { hmacSha256Hex } from '#core/secrets.ts';
+import { signatureHeaders } from '#core/messages/webhook-signing.ts';
 import { DnsError } from '#core/urls/dns.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 
-/** The headers a receiver reads; the README shows a receiver checking the signature. */
-export const SIGNATURE_HEADER = 'X-Service-Signature';
+/**
+ * Headers besides the signature's (src/core/messages/webhook-signing.ts). The delivery header repeats
+ * `webhook-id` for receivers written before it; only `webhook-id` is signed.
+ */
 export const DELIVERY_HEADER = 'X-Service-Delivery';
 export const EVENT_HEADER = 'X-Service-Event';
 
@@ -20,12 +22,10 @@ export interface Sent {
   final: boolean;
 }
 
-/** `sha256=<hex>`: the HMAC-SHA-256 of the exact body under the registration's secret. */
-export const signatureFor = async (secret: string, body: string) => `sha256=${await hmacSha256Hex(secret, body)}`;
-
 /**
- * One POST of the fixed body. The URL passes the address policy again now (its host may resolve
- * elsewhere than at registration), and a redirect is an answer, not a hop to follow.
+ * One POST of the fixed body, signed for this attempt. The URL passes the receiver policy again now
+ * (its host may resolve elsewhere than at registration, or its origin may have left
+ * WEBHOOK_TRUSTED_ORIGINS), and a redirect is an answer, not a hop to follow.
  */
 export async function sendToReceiver(
   target: { url: string; secret: string; payload: string; event: string; deliveryId: string },
@@ -51,7 +51,7 @@ export async function sendToReceiver(
         'user-agent': 'rag-service-webhooks/0.1',
         [EVENT_HEADER]: target.event,
         [DELIVERY_HEADER]: target.deliveryId,
-        [SIGNATURE_HEADER]: await signatureFor(target.secret, target.payload),
+        ...(await signatureHeaders(target.secret, { id: target.deliveryId, body: target.payload })),
       },
       body: target.payload,
     });
