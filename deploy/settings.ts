@@ -23,6 +23,23 @@ export function settingsFor(worker: DeployedWorker, all: Record<string, string>)
 }
 
 /**
+ * Keys, tokens and signing keys: uploaded as Worker secrets (write-only, never shown again) and never
+ * printed. Everything else (URLs, model names, limits) goes up as a plain variable, readable in the
+ * dashboard. SUPABASE_ANON_KEY is public by design, but a key all the same.
+ */
+export const isSecretSetting = (name: string) => /(_KEY|_TOKEN|_SECRET|_PASSWORD)$/.test(name);
+
+/** One worker's settings split into what is uploaded as secrets and what as plain variables. */
+export function splitSettings(worker: DeployedWorker, all: Record<string, string>) {
+  const secrets: Record<string, string> = {};
+  const vars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(settingsFor(worker, all))) {
+    (isSecretSetting(name) ? secrets : vars)[name] = value;
+  }
+  return { secrets, vars };
+}
+
+/**
  * Every problem a worker would report at its first request, found before anything is deployed:
  * its own schema's verdict on exactly what it will be given, and the settings a complete
  * deployment needs. Each problem names the setting, never its value.

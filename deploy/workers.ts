@@ -11,7 +11,8 @@ export interface DeployedWorker {
   schema: z.ZodObject;
   /**
    * Settings the worker runs without, but a complete deployment needs: without them the API
-   * answers 503 to every upload, or records answers that are never scored.
+   * answers 503 to every upload, or records answers that are never scored. QSTASH_URL has a default,
+   * the EU region's URL, which an account in another region cannot use: it is named outright.
    */
   complete: string[];
 }
@@ -21,13 +22,18 @@ export interface DeployedWorker {
  * for a worker that is not there yet.
  */
 export const WORKERS: DeployedWorker[] = [
-  { name: 'ingest', config: 'workers/ingest/wrangler.toml', schema: IngestSettings, complete: [] },
-  { name: 'scoring', config: 'workers/scoring/wrangler.toml', schema: ScoringSettings, complete: ['QSTASH_TOKEN'] },
+  { name: 'ingest', config: 'workers/ingest/wrangler.toml', schema: IngestSettings, complete: ['QSTASH_URL'] },
+  {
+    name: 'scoring',
+    config: 'workers/scoring/wrangler.toml',
+    schema: ScoringSettings,
+    complete: ['QSTASH_URL', 'QSTASH_TOKEN'],
+  },
   {
     name: 'api',
     config: 'wrangler.toml',
     schema: ConfigSchema,
-    complete: ['QSTASH_TOKEN', 'INGEST_WORKER_URL', 'SCORING_WORKER_URL'],
+    complete: ['QSTASH_URL', 'QSTASH_TOKEN', 'INGEST_WORKER_URL', 'SCORING_WORKER_URL'],
   },
 ];
 
