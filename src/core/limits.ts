@@ -46,6 +46,17 @@ export const MAX_PACKAGE_INFLATED_BYTES = 48 * 1024 * 1024;
  */
 export const MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024;
 
+/**
+ * What pdf.js may decompress, counted inside pdf.js (workers/ingest/src/parsers/pdf-decode-budget.ts):
+ * while one page is read (its content streams, images and fonts, which pdf.js holds until the page is
+ * done), in one extract step (past it the step ends after its page and the next step reads on), and
+ * for the whole document (past it the rest is not read). A real page decodes a few hundred kilobytes,
+ * a page of flate-compressed photos a few megabytes.
+ */
+export const MAX_PDF_PAGE_DECODED_BYTES = 48 * 1024 * 1024;
+export const MAX_PDF_STEP_DECODED_BYTES = 96 * 1024 * 1024;
+export const MAX_PDF_DOCUMENT_DECODED_BYTES = 1024 * 1024 * 1024;
+
 /** Pages of a PDF read at most (a warning names the rest), as slides are capped for presentations. */
 export const MAX_PDF_PAGES = 2_000;
 

@@ -1,10 +1,10 @@
 import { getResolvedPDFJS } from 'unpdf';
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from 'unpdf/pdfjs';
-import { MAX_PDF_STREAM_BYTES } from '#core/limits.ts';
 import { ParseBudget } from './budget.ts';
 import { assignHeadingLevels, type PendingBlock, resolveHyphenBreaks } from './pdf-blocks.ts';
+import { DecodeBudget, withDecodeBudget } from './pdf-decode-budget.ts';
+import { decodeFailure, decodeWarnings } from './pdf-decode-messages.ts';
 import { type ImageBudget, MAX_DECODED_IMAGE_PIXELS, type OperatorList, pageImages } from './pdf-images.ts';
-import { checkPdfStreamsOnce } from './pdf-streams.ts';
 import { type Matrix, messageOf, type Pdfjs, pageFailure, plural, TimeoutError, withTimeout } from './pdf-support.ts';
 import { pageText } from './pdf-text.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -51,9 +51,18 @@ export async function parsePdf(
 
   // pdf.js may transfer (detach) the buffer it is given; the caller keeps its bytes unless it gives them up.
   const data = opts.transferBytes ? bytes : bytes.slice();
-  // Streams that would expand past the decode budget are disabled before pdf.js can decode them.
-  const { disabled } = await checkPdfStreamsOnce(data);
+  // Every byte pdf.js decompresses for this document, from here on, is charged to this budget.
+  const decoding = new DecodeBudget(limits.decode, limits.decodedBefore ?? 0);
+  return withDecodeBudget(decoding, () => openAndParse(pdfjs, data, limits, opts, decoding));
+}
 
+async function openAndParse(
+  pdfjs: Pdfjs,
+  data: Uint8Array,
+  limits: ParseLimits,
+  opts: PdfParseOptions,
+  decoding: DecodeBudget,
+): Promise<ParsedDocument> {
   let task: PDFDocumentLoadingTask | undefined;
   try {
     let pdf: PDFDocumentProxy;
@@ -75,9 +84,9 @@ export async function parsePdf(
       });
       pdf = await withTimeout(task.promise, opts.openTimeoutMs, 'opening the PDF');
     } catch (error) {
-      throw openError(error);
+      throw decodeFailure(decoding) ?? openError(error);
     }
-    return await parseDocument(pdfjs, pdf, limits, opts, disabled);
+    return await parseDocument(pdfjs, pdf, limits, opts, decoding);
   } finally {
     // Frees the document, its pages and pdf.js's in-thread worker; must not mask the real outcome.
     await task?.destroy().catch(() => undefined);
@@ -104,7 +113,7 @@ async function parseDocument(
   pdf: PDFDocumentProxy,
   limits: ParseLimits,
   opts: PdfParseOptions,
-  disabled: number,
+  decoding: DecodeBudget,
 ): Promise<ParsedDocument> {
   const pageCount = pdf.numPages;
   if (pageCount < 1) throw new ParseError('empty', 'The PDF has no pages');
@@ -124,9 +133,13 @@ async function parseDocument(
   const fonts = new Map<string, boolean>();
   let failedPages = 0;
   let imageCount = 0;
+  // A range whose decoding share ran out before its last page: where it stopped.
+  let stoppedAt: number | undefined;
 
   await docBudget.untilAsync(async () => {
     for (let pageNumber = first; pageNumber <= last; pageNumber++) {
+      if (decoding.documentSpent) break;
+      decoding.startPage(pageNumber);
       let page: PDFPageProxy | undefined;
       let found: ExtractedImage[] = [];
       let read: PendingBlock[] = [];
@@ -164,6 +177,10 @@ async function parseDocument(
         if (block.text !== '') blocks.push(block);
       }
       docBudget.work(items);
+      if (decoding.stepSpent && pageNumber < last && !decoding.documentSpent) {
+        stoppedAt = pageNumber;
+        break;
+      }
     }
   });
 
@@ -178,24 +195,25 @@ async function parseDocument(
     );
   }
 
-  const mb = Math.round(MAX_PDF_STREAM_BYTES / 2 ** 20);
   if (blocks.length === 0 && imageCount === 0 && whole) {
-    if (disabled > 0) {
-      throw new ParseError('too_large', `The PDF could not be read: its content expands past ${mb} MB when decompressed`);
-    }
+    const failure = decodeFailure(decoding);
+    if (failure) throw failure;
     if (failedPages === readable) {
       throw new ParseError('corrupt', `The PDF is damaged: none of its ${pageCount} page${plural(pageCount)} could be read`);
     }
     throw new ParseError('empty', 'The PDF contains no readable text or images');
   }
 
-  // Said once, by the range that reads the first page: every range finds the same streams.
-  if (disabled > 0 && first === 1) {
-    warnings.push(
-      `${disabled} compressed part${plural(disabled)} of the PDF expand${disabled === 1 ? 's' : ''} past ${mb} MB and ${disabled === 1 ? 'was' : 'were'} not read`,
-    );
-  }
-  return docBudget.finish({ blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)), images, warnings, pageCount });
+  warnings.push(...decodeWarnings(decoding));
+  const parsed = docBudget.finish({
+    blocks: resolveHyphenBreaks(assignHeadingLevels(blocks)),
+    images,
+    warnings,
+    pageCount,
+    decodedBytes: decoding.stepBytes,
+    ...(stoppedAt !== undefined ? { lastPage: stoppedAt } : {}),
+  });
+  return decoding.documentSpent ? { ...parsed, truncated: true } : parsed;
 }
 
 async function parsePage(

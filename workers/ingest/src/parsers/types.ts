@@ -1,4 +1,12 @@
-import { MAX_DOCUMENT_CHARS, MAX_PDF_PAGES } from '#core/limits.ts';
+import {
+  MAX_DOCUMENT_CHARS,
+  MAX_PDF_DOCUMENT_DECODED_BYTES,
+  MAX_PDF_PAGE_DECODED_BYTES,
+  MAX_PDF_PAGES,
+  MAX_PDF_STEP_DECODED_BYTES,
+  MAX_PDF_STREAM_BYTES,
+} from '#core/limits.ts';
+import type { DecodeLimits } from './pdf-decode-budget.ts';
 
 /**
  * What every parser returns: the document's text as ordered blocks that keep their
@@ -41,6 +49,10 @@ export interface ParsedDocument {
   pageCount?: number;
   /** The document's budget ran out: nothing after the stop was read (a PDF's later pages neither). */
   truncated?: boolean;
+  /** A PDF range that ended early, its decoding share spent: its last page read; the next step reads on. */
+  lastPage?: number;
+  /** Bytes pdf.js decompressed for this range. */
+  decodedBytes?: number;
 }
 
 // Thrown by the ZIP reader in core too, so it lives there.
@@ -60,6 +72,10 @@ export interface ParseLimits {
   maxSteps: number;
   /** Pages of a PDF read at most. */
   maxPages: number;
+  /** What pdf.js may decompress, per stream, page, step and document. */
+  decode: DecodeLimits;
+  /** Of the document's decoding budget, what earlier steps spent (a PDF's earlier page ranges). */
+  decodedBefore?: number;
 }
 
 /**
@@ -75,4 +91,10 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxChars: MAX_DOCUMENT_CHARS,
   maxSteps: MAX_PARSE_STEPS,
   maxPages: MAX_PDF_PAGES,
+  decode: {
+    stream: MAX_PDF_STREAM_BYTES,
+    page: MAX_PDF_PAGE_DECODED_BYTES,
+    step: MAX_PDF_STEP_DECODED_BYTES,
+    document: MAX_PDF_DOCUMENT_DECODED_BYTES,
+  },
 };

@@ -32,8 +32,8 @@ export interface RangeInput {
   chunkSize: number;
   /** A PDF is read from this page, PDF_PAGES_PER_STEP pages at a time; anything else whole. */
   fromPage?: number;
-  /** What the document's earlier ranges produced. */
-  before?: { chunks: number; images: number };
+  /** What the document's earlier ranges produced, and what pdf.js decompressed for them. */
+  before?: { chunks: number; images: number; decodedBytes?: number };
   source?: Omit<DocumentSource, 'pages'>;
 }
 
@@ -45,6 +45,8 @@ export interface RangeResult {
   warnings: string[];
   /** A PDF's last page read. */
   lastPage?: number;
+  /** Bytes pdf.js decompressed for this range: the document's decoding budget spent here. */
+  decodedBytes: number;
   /** Nothing is left to read: the last page was read, or the document's budget is spent. */
   extracted: boolean;
 }
@@ -68,7 +70,7 @@ export async function readRange(
   const charsBefore = before.chunks * input.chunkSize;
   if (before.chunks > 0 && charsBefore >= budget.maxChars) {
     const lastPage = pages ? { lastPage: fromPage - 1 } : {};
-    return { chunks: [], images: [], warnings: [charsWarning(budget.maxChars)], ...lastPage, extracted: true };
+    return { chunks: [], images: [], warnings: [charsWarning(budget.maxChars)], ...lastPage, decodedBytes: 0, extracted: true };
   }
 
   let handedOver = 0;
@@ -82,6 +84,7 @@ export async function readRange(
       maxChars: budget.maxChars,
       charsBefore,
       maxPages: budget.maxPages,
+      decodedBefore: before.decodedBytes ?? 0,
     },
     {
       ...input.source,
@@ -98,7 +101,8 @@ export async function readRange(
   const room = Math.max(0, budget.maxChunks - before.chunks - handedOver - parsed.images.length);
   const { chunks, truncated } = chunkDocument(parsed.blocks, { chunkSize: input.chunkSize, maxChunks: room });
   const readable = Math.min(parsed.pageCount ?? 0, budget.maxPages);
-  const lastPage = pages ? Math.min(pages.last, readable) : undefined;
+  // A range may end early, its decoding share spent; the next step reads on from there.
+  const lastPage = pages ? Math.min(parsed.lastPage ?? pages.last, readable) : undefined;
   const pagesLeft = lastPage !== undefined && lastPage < readable;
   const full = before.chunks + handedOver + parsed.images.length + chunks.length >= budget.maxChunks;
   const warnings = [...parsed.warnings];
@@ -111,6 +115,7 @@ export async function readRange(
     images: parsed.images,
     warnings,
     ...(lastPage !== undefined ? { lastPage } : {}),
+    decodedBytes: parsed.decodedBytes ?? 0,
     extracted: !pagesLeft || truncated || full || parsed.truncated === true,
   };
 }
