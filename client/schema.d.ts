@@ -1317,7 +1317,7 @@ export interface components {
       url: string;
       /** @description Omitted, null or empty: the caller’s personal namespace. */
       collection_id?: string | null;
-      /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
+      /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there (or being deleted), 409 while it is still being ingested or replaced. An uploaded file whose bytes the namespace already holds (this document’s own, or another’s) is 409 too, and replaces nothing; a web page fetched again always replaces it. */
       replace_document_id?: string | null;
     };
     IngestJob: {
@@ -3545,7 +3545,7 @@ export interface operations {
       query?: {
         /** @description Target collection. Omitted or empty: the caller’s personal namespace. */
         collection_id?: string;
-        /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there, 409 while it is still being ingested or replaced. */
+        /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there (or being deleted), 409 while it is still being ingested or replaced. An uploaded file whose bytes the namespace already holds (this document’s own, or another’s) is 409 too, and replaces nothing; a web page fetched again always replaces it. */
         replace_document_id?: string;
       };
       header?: never;

@@ -250,20 +250,41 @@ describe('a new version of a document (replace_document_id)', () => {
     expect((await listed(cast.owner.token, collectionId)).map((d) => d.id)).toEqual([later.body.document_id]);
   });
 
-  it('treats the same bytes as a duplicate: nothing is replaced', async () => {
+  it('refuses a new version whose bytes the namespace already holds (409): nothing is replaced or kept', async () => {
     const collectionId = await createCollection(cast.owner, 'Versions: the same bytes');
     const old = await ingested(cast.owner, collectionId, 'keeper.txt', KEEPER);
-    const created = await uploadVersion(cast.owner.token, 'keeper-v2.txt', KEEPER, { collectionId, replaces: old.id });
-    expect(created.status, JSON.stringify(created.body)).toBe(200);
-    expect(created.body).toEqual({ job_id: expect.any(String), document_id: old.id, duplicate: true });
-    expect((await getJob(cast.owner.token, created.body.job_id)).body).toMatchObject({
-      status: 'succeeded',
-      document_id: old.id,
-      replaces_document_id: null,
+    const other = await ingested(cast.owner, collectionId, 'tides.txt', 'The tide at La Rance turns twice a day.\n');
+    const jobsBefore = (await api('GET', `/ingest/jobs?collection_id=${collectionId}`, { token: cast.owner.token })).body;
+
+    // The document's own bytes: it would replace itself.
+    const same = await uploadVersion(cast.owner.token, 'keeper-v2.txt', KEEPER, { collectionId, replaces: old.id });
+    expect(same.status, JSON.stringify(same.body)).toBe(409);
+    expect(same.body).toEqual({
+      code: 'conflict',
+      detail: 'This file is identical to the document it would replace: there is nothing to replace',
+      request_id: expect.any(String),
     });
+    // Another document's bytes: the same bytes stay one document, so that one is named.
+    const elsewhere = await uploadVersion(cast.owner.token, 'keeper-v2.txt', 'The tide at La Rance turns twice a day.\n', {
+      collectionId,
+      replaces: old.id,
+    });
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(409);
+    expect(elsewhere.body).toMatchObject({ code: 'conflict' });
+    expect(elsewhere.body.detail).toContain(other.id);
+    expect(elsewhere.body.detail).toContain('nothing was replaced');
+
+    // No job, no document, no stored copy: everything as it was.
+    expect((await api('GET', `/ingest/jobs?collection_id=${collectionId}`, { token: cast.owner.token })).body).toEqual(
+      jobsBefore,
+    );
     expect(await holdings(collectionId, old.id)).toEqual(old.held);
-    expect((await listed(cast.owner.token, collectionId)).map((d) => d.id)).toEqual([old.id]);
-    expect((await objectsUnder(collectionId)).sort()).toEqual(old.held.objects);
+    expect(await holdings(collectionId, other.id)).toEqual(other.held);
+    expect((await listed(cast.owner.token, collectionId)).map((d) => d.id).sort()).toEqual([old.id, other.id].sort());
+    expect((await objectsUnder(collectionId)).sort()).toEqual([...old.held.objects, ...other.held.objects].sort());
+    // Without replace_document_id the same bytes are still an ordinary duplicate.
+    const plain = await upload(cast.owner.token, 'keeper-again.txt', KEEPER, collectionId);
+    expect(plain.body).toEqual({ job_id: expect.any(String), document_id: old.id, duplicate: true });
   });
 
   it('refuses members (403), documents that are not there or elsewhere (404), and one already being replaced (409)', async () => {

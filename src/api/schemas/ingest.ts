@@ -9,7 +9,9 @@ const replaceDocumentId = plainText().openapi({
     'A document of the same collection (or personal namespace) that this one is a new version of. It stays ' +
     'searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends ' +
     '(`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not ' +
-    'there, 409 while it is still being ingested or replaced.',
+    'there (or being deleted), 409 while it is still being ingested or replaced. An uploaded file whose bytes the ' +
+    'namespace already holds (this document’s own, or another’s) is 409 too, and replaces nothing; a web page fetched ' +
+    'again always replaces it.',
 });
 
 export const IngestQuery = z.object({

@@ -23,6 +23,9 @@ import type { Purge } from './purge.ts';
 
 const SNIFF_BYTES = 64 * 1024;
 const STILL_REPLACED = 'The document is still being ingested or replaced; try again when its job has ended';
+const SAME_AS_REPLACED = 'This file is identical to the document it would replace: there is nothing to replace';
+const HELD_ELSEWHERE = (id: string) =>
+  `This file is identical to another document here (${id}), and the same bytes are one document: nothing was replaced`;
 
 export interface IngestDeps {
   access: AccessService;
@@ -119,6 +122,9 @@ export function createIngestService(deps: IngestDeps) {
       await purge(existing);
       return undefined;
     }
+    // A new version the namespace already holds would replace nothing (the same bytes stay one document): said
+    // plainly rather than answered as a success that left the old version in place.
+    if (place.replaces) throw conflict(existing.id === place.replaces ? SAME_AS_REPLACED : HELD_ELSEWHERE(existing.id));
     if (made && (made.status === 'queued' || made.status === 'processing')) {
       if (made.user_id !== caller.id) {
         throw conflict('The same file is being ingested here by someone else right now; try again when that has finished');
