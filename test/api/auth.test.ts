@@ -143,20 +143,55 @@ describe('tokens', () => {
     expect((await api('GET', '/collections/', { token: noExp })).body.detail).toBe('Invalid token');
   });
 
-  it('refuses a token from another issuer', async () => {
+  it('refuses a token from another issuer, and one that names none', async () => {
     const user = await signUp('issuer');
     const foreign = await mintToken({ sub: user.id, iss: 'https://evil.example/auth/v1' });
     expect((await api('GET', '/collections/', { token: foreign })).body.detail).toBe('Invalid token');
+    const noIssuer = await mintToken({ sub: user.id, iss: undefined });
+    expect(JSON.parse(Buffer.from(noIssuer.split('.')[1] as string, 'base64url').toString())).not.toHaveProperty('iss');
+    expect((await api('GET', '/collections/', { token: noIssuer })).body.detail).toBe('Invalid token');
+  });
+
+  it('refuses an anonymous sign-in (403) unless the deployment allows them; a signed-up user’s token passes', async () => {
+    const user = await signUp('anonymous');
+    const anonymous = await mintToken({ sub: user.id, is_anonymous: true, email: '' });
+    const refused = await api('GET', '/collections/', { token: anonymous });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({
+      code: 'forbidden',
+      detail: 'Anonymous sign-ins cannot use this service: sign in with an email address',
+    });
+    // A signed-up user's token says is_anonymous: false.
+    expect((await api('GET', '/collections/', { token: await mintToken({ sub: user.id, is_anonymous: false }) })).status).toBe(
+      200,
+    );
+    const allowing = await fetch(`${anonymousAllowed.url}/collections/`, { headers: { Authorization: `Bearer ${anonymous}` } });
+    expect(allowing.status).toBe(200);
   });
 });
+
+let anonymousAllowed: RunningWorker;
+beforeAll(async () => {
+  anonymousAllowed = await startWorker({
+    config: 'wrangler.toml',
+    port: await freePort(),
+    vars: { ...stack.apiVars, AUTH_ALLOW_ANONYMOUS: 'true' },
+    hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+    persistTo: join(stack.persistDir, 'anonymous-allowed'),
+    quiet: true,
+  });
+});
+afterAll(() => anonymousAllowed?.stop());
 
 describe('when the identity provider or the configuration is broken', () => {
   let unreachable: RunningWorker;
   let misconfigured: RunningWorker;
+  let withoutIssuer: RunningWorker;
 
   beforeAll(async () => {
     const deadPort = await freePort();
-    [unreachable, misconfigured] = await Promise.all([
+    const { AUTH_ISSUER: _issuer, ...noIssuer } = stack.apiVars;
+    [unreachable, misconfigured, withoutIssuer] = await Promise.all([
       startWorker({
         config: 'wrangler.toml',
         port: await freePort(),
@@ -173,10 +208,18 @@ describe('when the identity provider or the configuration is broken', () => {
         persistTo: join(stack.persistDir, 'misconfigured'),
         quiet: true,
       }),
+      startWorker({
+        config: 'wrangler.toml',
+        port: await freePort(),
+        vars: noIssuer,
+        hyperdrive: { HYPERDRIVE: stack.databaseUrl },
+        persistTo: join(stack.persistDir, 'without-issuer'),
+        quiet: true,
+      }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([unreachable?.stop(), misconfigured?.stop()]);
+    await Promise.all([unreachable?.stop(), misconfigured?.stop(), withoutIssuer?.stop()]);
   });
 
   it('answers 503 when the JWKS cannot be fetched on a cold cache', async () => {
@@ -195,5 +238,12 @@ describe('when the identity provider or the configuration is broken', () => {
     const text = await response.text();
     expect(JSON.parse(text)).toMatchObject({ code: 'misconfigured', detail: expect.stringContaining('AUTH_JWKS_URL') });
     expect(text).not.toMatch(/at \w+ \(|\.ts:\d+/);
+  });
+
+  it('will not run without AUTH_ISSUER: a token from any issuer would do', async () => {
+    const user = await signUp('no-issuer');
+    const response = await fetch(`${withoutIssuer.url}/collections/`, { headers: { Authorization: `Bearer ${user.token}` } });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ code: 'misconfigured', detail: expect.stringContaining('AUTH_ISSUER') });
   });
 });
