@@ -4,8 +4,9 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { createModels } from '#core/adapters/models.ts';
 import { createVectorStore } from '#core/adapters/vectors.ts';
-import { readUserSettings, userRoles } from '../devstack/roles.ts';
+import { userRoles } from '../devstack/roles.ts';
 import { startDevstack } from '../devstack/stack.ts';
+import { readDevSettings, settingValues } from '../devstack/user-settings.ts';
 import { type ReembedDeps, reembedAll } from './reembed.ts';
 import { parseEnvFile } from './settings.ts';
 
@@ -29,7 +30,7 @@ async function run(deps: Omit<ReembedDeps, 'log'>, where: string) {
 }
 
 async function local() {
-  const roles = userRoles(readUserSettings(root));
+  const roles = userRoles(settingValues(readDevSettings(root)));
   const stack = await startDevstack({
     dataDir: process.env.DEVSTACK_DATA_DIR ?? join(root, '.data'),
     databaseUrl: process.env.DATABASE_URL || undefined,

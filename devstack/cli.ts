@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { type LocalDeployment, startLocalDeployment } from './deployment.ts';
-import { ROLES, readUserSettings, type UserRoles, userRoles } from './roles.ts';
+import { ROLES, type UserRoles, userRoles } from './roles.ts';
 import { type Devstack, startDevstack } from './stack.ts';
+import { describeDevSettings, readDevSettings, settingValues } from './user-settings.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const withWorker = !process.argv.includes('--no-worker');
@@ -40,18 +41,22 @@ async function main() {
     printStack(running);
     return;
   }
-  // Roles given a model in the shell or .dev.vars go to that provider; the devstack serves the rest.
-  const roles = userRoles(readUserSettings(root));
+  // Any setting of .dev.vars.example, from the shell or .dev.vars (the shell wins), reaches each worker
+  // that reads it. Roles given a model go to that provider; the devstack serves the rest.
+  const settings = readDevSettings(root);
+  const roles = userRoles(settingValues(settings));
   const deployment = await startLocalDeployment({
     dataDir,
     devstack,
     roles,
+    settings: settings.byWorker,
     ports,
     stateDir: join(root, '.wrangler', 'state'),
     beforeWorkers: async (stack) => {
       running = stack;
       printStack(stack);
       printRoles(stack, roles);
+      console.log(describeDevSettings(settings, roles).join('\n'));
       return {};
     },
   });

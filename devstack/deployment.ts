@@ -31,6 +31,11 @@ export interface LocalDeploymentOptions {
   vars?: Record<string, string>;
   /** Model roles the user points at a provider of their own; the devstack serves the rest. */
   roles?: UserRoles;
+  /**
+   * The user's own settings for each worker (`npm run dev`: the shell and .dev.vars, split by what each
+   * worker reads; devstack/user-settings.ts). They win over the devstack's wiring and the roles.
+   */
+  settings?: Partial<Record<WorkerName, Record<string, string>>>;
   /** Runs once the devstack is up, before any worker starts. */
   beforeWorkers?: (stack: Devstack) => Promise<Interposed>;
   /** Keep wrangler's output for error reports (tests, benches) instead of passing it through. */
@@ -47,6 +52,8 @@ export interface LocalDeployment {
   scoring: RunningWorker | null;
   /** The API worker's settings, for starting another copy with some changed. */
   apiVars: Record<string, string>;
+  /** Every worker's settings, as each was started with. */
+  vars: Record<WorkerName, Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -98,6 +105,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
     const vars = (name: WorkerName) => ({
       ...own[name],
       ...roleVars(options.roles ?? {}),
+      ...options.settings?.[name],
       ...options.vars,
       ...interposed.vars?.[name],
     });
@@ -129,7 +137,8 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
       start('api', 'wrangler.toml'),
     ]);
     if (!ingest || !api || (scoringUrl && !scoring)) throw failure;
-    return { dataDir, stack, api, ingest, scoring, apiVars: vars('api'), stop };
+    const started = { api: vars('api'), ingest: vars('ingest'), scoring: scoring ? vars('scoring') : {} };
+    return { dataDir, stack, api, ingest, scoring, apiVars: started.api, vars: started, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -151,8 +160,6 @@ function sharedVars(stack: Devstack, ingestUrl: string): Record<string, string> 
     OPENAI_BASE_URL: stack.openaiBaseUrl,
     OPENAI_API_KEY: stack.keys.services.modelApiKey,
     ...(stack.embeddings ? { EMBEDDING_MODEL: stack.embeddings.model } : {}),
-    ...(process.env.INGEST_TRUSTED_ORIGINS ? { INGEST_TRUSTED_ORIGINS: process.env.INGEST_TRUSTED_ORIGINS } : {}),
-    ...(process.env.WEBHOOK_TRUSTED_ORIGINS ? { WEBHOOK_TRUSTED_ORIGINS: process.env.WEBHOOK_TRUSTED_ORIGINS } : {}),
   };
 }
 

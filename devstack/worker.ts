@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { devNull } from 'node:os';
 import { join } from 'node:path';
 import { buildWebAssets } from '../web/build.ts';
 import { freePort } from './ports.ts';
@@ -11,7 +12,7 @@ export interface WorkerOptions {
   config: string;
   port: number;
   host?: string;
-  /** Settings passed with --var, overriding .dev.vars. */
+  /** Every setting the worker gets, passed with --var (wrangler reads no .dev.vars of its own). */
   vars: Record<string, string>;
   /** Hyperdrive binding name → connection string for local dev. */
   hyperdrive?: Record<string, string>;
@@ -48,6 +49,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     // /__scheduled runs the cron handler on demand (the sweep tests).
     '--test-scheduled',
     ...(options.persistTo ? ['--persist-to', options.persistTo] : []),
+    // Settings come only from `vars`: left alone, wrangler would also read the .dev.vars beside the
+    // config, which only the API worker's (at the root) has, and the shell's choices would be lost.
+    '--env-file',
+    devNull,
     ...Object.entries(options.vars).flatMap(([key, value]) => ['--var', `${key}:${value}`]),
   ];
   const env: NodeJS.ProcessEnv = {
@@ -55,6 +60,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     WRANGLER_SEND_METRICS: 'false',
     // The closed network makes wrangler's Request.cf look-up fail loudly at every start.
     CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    // With --env-file given, this keeps wrangler from reading .env files too.
+    CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'false',
   };
   for (const [binding, url] of Object.entries(options.hyperdrive ?? {})) {
     env[`CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_${binding}`] = url;

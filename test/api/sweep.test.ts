@@ -1,6 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { db, signUp, stack, type TestUser } from '../support/client.ts';
-import { queuedUrlJob, waitForJob } from '../support/ingest.ts';
+import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
+import {
+  documentOfJob,
+  ingestFile,
+  leftOfDocument,
+  objectsUnder,
+  queuedUrlJob,
+  untilQuiet,
+  vectorIndex,
+  waitForJob,
+} from '../support/ingest.ts';
 
 // The ingest worker's cron sweep: a job whose messages were all lost is queued again, and one
 // picked up too often fails in plain words. Rows are written as POST /ingest/url writes them, but
@@ -50,6 +59,59 @@ describe('the ingest worker’s cron sweep', () => {
     });
     const [left] = await db()<{ count: number }[]>`select count(*)::int as count from documents where id = ${documentId}`;
     expect(left?.count).toBe(0);
+  });
+});
+
+describe('the ingest worker’s cron sweep: deletions left unfinished', () => {
+  // A DELETE marks its document or collection first, then removes vectors, files and rows. One whose store failed
+  // part-way, and that nobody sent again, stays marked (neither listed nor searched) with what it had not removed.
+  const TEXT = 'The breakwater at Porthleven was rebuilt after the storms of 1824 with granite from Trelowarren.\n';
+  const nothing = { documents: 0, chunks: 0, vectors: 0, objects: 0 };
+
+  it('finishes a document deletion left part-way an hour ago, and leaves a recent one to its DELETE', async () => {
+    const namespace = `personal-${user.id}`;
+    const documentOf = async (name: string) => {
+      const job = await ingestFile(user.token, name, undefined, `${name}: ${TEXT}`);
+      expect(job.status).toBe('succeeded');
+      return (await documentOfJob(job.job_id)) as string;
+    };
+    const stale = await documentOf('unfinished.txt');
+    const recent = await documentOf('recent.txt');
+    const before = await leftOfDocument(namespace, stale);
+    expect(before).toMatchObject({ documents: 1, vectors: before.chunks });
+    expect(before.objects).toBeGreaterThan(0);
+    await db()`update documents set deleting_at = now() - interval '2 hours' where id = ${stale}`;
+    await db()`update documents set deleting_at = now() where id = ${recent}`;
+
+    await runCron();
+    expect(
+      await untilQuiet(
+        () => leftOfDocument(namespace, stale),
+        (left) => left.documents === 0,
+        { quietMs: 0 },
+      ),
+    ).toEqual(nothing);
+    expect((await leftOfDocument(namespace, recent)).documents).toBe(1);
+    expect((await api('DELETE', `/ingest/documents/${recent}`, { token: user.token })).status).toBe(200);
+    expect(await leftOfDocument(namespace, recent)).toEqual(nothing);
+  });
+
+  it('finishes a collection deletion left part-way an hour ago', async () => {
+    const created = await api('POST', '/collections/', { token: user.token, body: { name: 'unfinished' } });
+    const collectionId = created.body.id as string;
+    const job = await ingestFile(user.token, 'harbour.txt', collectionId, TEXT);
+    expect(job.status).toBe('succeeded');
+    expect((await vectorIndex().info()).namespaces[collectionId]?.vectorCount).toBeGreaterThan(0);
+    await db()`update collections set deleting_at = now() - interval '2 hours' where id = ${collectionId}`;
+    expect((await api('GET', `/collections/${collectionId}/documents`, { token: user.token })).status).toBe(404);
+
+    await runCron();
+    const left = async () => ({
+      rows: (await db()`select 1 from collections where id = ${collectionId}`).length,
+      vectors: (await vectorIndex().info()).namespaces[collectionId]?.vectorCount ?? 0,
+      objects: (await objectsUnder(collectionId)).length,
+    });
+    expect(await untilQuiet(left, (now) => now.rows === 0, { quietMs: 0 })).toEqual({ rows: 0, vectors: 0, objects: 0 });
   });
 });
 

@@ -22,6 +22,35 @@ export function createSweepsDb(sql: Sql) {
         returning id, sweeps, extract_cursor, user_id`;
     },
 
+    /**
+     * Documents whose deletion began `minutes` ago and has not finished (a store failed part-way, and the
+     * DELETE was not retried). Each is stamped again as it is taken, so a deletion that fails again waits as long.
+     */
+    unfinishedDocumentDeletions(
+      minutes: number,
+      limit: number,
+    ): Promise<{ id: string; collection_id: string | null; user_id: string }[]> {
+      return sql<{ id: string; collection_id: string | null; user_id: string }[]>`
+        update documents set deleting_at = now()
+         where id in (select id from documents where deleting_at < now() - make_interval(mins => ${minutes})
+                       order by deleting_at limit ${limit} for update skip locked)
+        returning id, collection_id, user_id`;
+    },
+
+    /** Collections whose deletion began `minutes` ago and has not finished, as for documents. */
+    unfinishedCollectionDeletions(minutes: number, limit: number): Promise<{ id: string; user_id: string }[]> {
+      return sql<{ id: string; user_id: string }[]>`
+        update collections set deleting_at = now()
+         where id in (select id from collections where deleting_at < now() - make_interval(mins => ${minutes})
+                       order by deleting_at limit ${limit} for update skip locked)
+        returning id, user_id`;
+    },
+
+    /** The last step of a collection's deletion; its documents, jobs and the rest go by cascade. */
+    async deleteCollection(id: string): Promise<void> {
+      await sql`delete from collections where id = ${id} and deleting_at is not null`;
+    },
+
     /** Answers left unscored for `minutes` (their scoring was never queued, or its failure never recorded), up to a week back. */
     staleEvaluations(minutes: number, limit: number): Promise<Swept[]> {
       return sql<Swept[]>`

@@ -14,7 +14,7 @@ import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { recordFailedStep, runStep } from './steps.ts';
-import { sweepStaleJobs, sweepUnqueuedDeliveries } from './sweep.ts';
+import { sweepStaleJobs, sweepUnfinishedDeletions, sweepUnqueuedDeliveries } from './sweep.ts';
 import { type DeliveryDeps, deliverWebhook, giveUpDelivery } from './webhooks/deliver.ts';
 
 const StepMessage = z.discriminatedUnion('step', [
@@ -81,12 +81,13 @@ const app = createQStashWorker(worker);
 
 /**
  * QStash delivers the steps and the webhook deliveries; the cron picks up jobs whose messages were all
- * lost, and deliveries never handed to the queue (sweep.ts).
+ * lost, deliveries never handed to the queue, and deletions left unfinished (sweep.ts).
  */
 export default {
   fetch: app.fetch,
   scheduled: sweepOnSchedule(worker, async (deps) => ({
     ...(await sweepStaleJobs(deps, deps.sweepAfterMinutes)),
     ...(await sweepUnqueuedDeliveries(deps)),
+    ...(await sweepUnfinishedDeletions(deps, deps.sweepAfterMinutes)),
   })),
 };

@@ -1,8 +1,9 @@
 import type { SweepsDb } from '#core/db/sweeps.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { queueDeliveries } from '#core/messages/webhooks.ts';
+import { namespaceFor } from '#core/namespaces.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
-import { failJob } from './pipeline/finish.ts';
+import { failJob, removeDocument } from './pipeline/finish.ts';
 import { JOB_MESSAGES } from './pipeline/job-messages.ts';
 
 /** Picked up this many times without finishing, a job fails rather than loop for ever. */
@@ -29,6 +30,36 @@ export async function sweepStaleJobs(deps: PipelineDeps & { sweeps: SweepsDb }, 
   if (requeue.length > 0) await deps.queue.publish(requeue);
   if (stale.length > 0) console.log(`sweep: ${requeue.length} stale jobs queued again, ${stale.length - requeue.length} failed`);
   return { swept: stale.length };
+}
+
+/**
+ * Deletions begun `afterMinutes` ago and not finished: a store failed part-way and the DELETE was never sent
+ * again. Marked, they are neither listed nor searched, but their vectors, files or rows are still there; they go
+ * now, as the DELETE would have taken them. One that fails again is logged and taken up by a later sweep.
+ */
+export async function sweepUnfinishedDeletions(deps: PipelineDeps & { sweeps: SweepsDb }, afterMinutes: number) {
+  let finished = 0;
+  const attempt = async (what: string, remove: () => Promise<void>) => {
+    try {
+      await remove();
+      finished++;
+    } catch (error) {
+      console.error(`sweep: the deletion of ${what} failed again; a later sweep retries it:`, error);
+    }
+  };
+  const documents = await deps.sweeps.unfinishedDocumentDeletions(afterMinutes, BATCH);
+  for (const doc of documents) await attempt(`document ${doc.id}`, () => removeDocument(deps, doc));
+  const collections = await deps.sweeps.unfinishedCollectionDeletions(afterMinutes, BATCH);
+  for (const collection of collections) {
+    await attempt(`collection ${collection.id}`, async () => {
+      await deps.vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
+      await deps.store.removeFolder(collection.id);
+      await deps.sweeps.deleteCollection(collection.id);
+    });
+  }
+  const taken = documents.length + collections.length;
+  if (taken > 0) console.log(`sweep: ${finished} of ${taken} unfinished deletions finished`);
+  return { deletions: finished };
 }
 
 /** Deliveries older than this and never handed to the queue: the step that made them could not queue them. */

@@ -57,7 +57,7 @@ async function endJob(deps: PipelineDeps, jobId: string, status: EndStatus, mess
  * A document's vectors, files and rows; each part may already be gone. `replacedBy` names the
  * replacement, which takes over the document's content hash as the document's row goes.
  */
-async function removeDocument(
+export async function removeDocument(
   deps: PipelineDeps,
   doc: Pick<DocumentRow, 'id' | 'collection_id' | 'user_id'>,
   replacedBy?: string,
