@@ -101,6 +101,9 @@ function destination(name: string, settings: DevSettings, roles: UserRoles): str
   return `the ${workers.join(', ')} worker${workers.length > 1 ? 's' : ''}`;
 }
 
+/** .dev.vars.example's stand-ins for real values (`your-…`, `sk-...`): copied into .dev.vars by mistake. */
+const looksLikePlaceholder = (value: string) => /your-|\.\.\.$/.test(value);
+
 /** `npm run dev`'s account of the settings it took: each name, its value (a secret's hidden), its source and where it went. */
 export function describeDevSettings(settings: DevSettings, roles: UserRoles): string[] {
   if (settings.given.size === 0) {
@@ -116,7 +119,8 @@ export function describeDevSettings(settings: DevSettings, roles: UserRoles): st
     'Settings from the shell and .dev.vars (the shell wins; secrets hidden):',
     ...rows.map(
       ([name, { value, source }]) =>
-        `  ${name.padEnd(width)}  ${shown(name, value).padEnd(48)}  ${source.padEnd(9)}  → ${destination(name, settings, roles)}`,
+        `  ${name.padEnd(width)}  ${shown(name, value).padEnd(48)}  ${source.padEnd(9)}  → ${destination(name, settings, roles)}` +
+        (looksLikePlaceholder(value) ? " (still .dev.vars.example's placeholder?)" : ''),
     ),
   ];
 }

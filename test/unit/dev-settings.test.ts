@@ -76,7 +76,7 @@ describe('npm run dev: settings from the shell and .dev.vars', () => {
 
   it('says what it took, from where and for which worker, hiding secrets, and names a misspelt one', () => {
     const dir = project(
-      'RATE_LIMIT_PER_MINUTE=30\nHYPERDRIVE_ID=abc\nCORS_ORIGIN=http://typo.example\nOPENAI_API_KEY=sk-file-secret\n',
+      'RATE_LIMIT_PER_MINUTE=30\nHYPERDRIVE_ID=abc\nCORS_ORIGIN=http://typo.example\nOPENAI_API_KEY=sk-file-secret\nSCORING_WORKER_URL=https://rag-scoring.your-subdomain.workers.dev\n',
     );
     const settings = readDevSettings(dir, {
       CORS_ORIGINS: 'http://localhost:5173',
@@ -97,6 +97,8 @@ describe('npm run dev: settings from the shell and .dev.vars', () => {
     expect(line('VISION_BASE_URL')).toContain('ignored: VISION_MODEL is not set');
     expect(line('HYPERDRIVE_ID')).toContain('ignored: used by npm run deploy only');
     expect(line('CORS_ORIGIN')).toContain('read by no worker; is it misspelt?');
+    expect(line('SCORING_WORKER_URL')).toMatch(/→ the scoring, api workers \(still \.dev\.vars\.example's placeholder\?\)$/);
+    expect(line('RATE_LIMIT_PER_MINUTE')).not.toContain('placeholder');
     expect(describeDevSettings(readDevSettings(project(), {}), {})).toEqual([
       expect.stringContaining('Settings: none from the shell or .dev.vars'),
     ]);
