@@ -8,7 +8,7 @@ import { deflateRawSync, deflateSync } from 'node:zlib';
 import { strToU8, unzipSync } from 'fflate';
 import { crc32 } from '#core/crc32.ts';
 import type { DocType } from '#core/documents/detect-type.ts';
-import { docx, NS, type RawEntry, rawZip, xlsx } from './ooxml-files.ts';
+import { docx, NS, pptx, type RawEntry, rawZip, xlsx } from './ooxml-files.ts';
 import { seededRandom } from './seeded-random.ts';
 
 export interface HostileFile {
@@ -131,6 +131,34 @@ export function docxWithBigImages(count: number, mb: number): Uint8Array {
   return rawZip(entries);
 }
 
+/** `chars` bytes of seeded words of one to nine letters from eight, a space between: text that deflates about 2:1. */
+function seededWords(chars: number, seed: number): Uint8Array {
+  const letters = 'etaoinsh';
+  const random = seededRandom(seed);
+  const text = new Uint8Array(chars);
+  for (let i = 0; i < chars; ) {
+    const length = 1 + Math.floor(random() * 9);
+    for (let j = 0; j < length && i < chars; j++) text[i++] = letters.charCodeAt(Math.floor(random() * letters.length));
+    if (i < chars) text[i++] = 32;
+  }
+  return text;
+}
+
+const LONG_RUN = 'LONG-RUN-TEXT';
+
+/**
+ * An Office package whose `part` holds, where its XML says LONG-RUN-TEXT, one text run of `chars`
+ * characters (seededWords), spliced in as bytes and deflated by zlib: a 16-million-character part
+ * is built in a second, not as a JavaScript string.
+ */
+function withLongRun(pkg: Uint8Array, part: string, chars: number): Uint8Array {
+  const parts = unzipSync(pkg);
+  const xml = parts[part]!;
+  const at = Buffer.from(xml).indexOf(LONG_RUN);
+  const data = Buffer.concat([xml.subarray(0, at), seededWords(chars, 21), xml.subarray(at + LONG_RUN.length)]);
+  return rawZip(Object.entries(parts).map(([name, bytes]) => deflatedEntry(name, name === part ? data : bytes)));
+}
+
 export const HOSTILE_FILES: HostileFile[] = [
   {
     name: 'xlsx-shared-string',
@@ -204,6 +232,20 @@ export const HOSTILE_FILES: HostileFile[] = [
     bytes: () => utf8(`${'[a]('.repeat(20_000)}\n\n${'['.repeat(50_000)}`),
   },
   {
+    name: 'md-line-4mb',
+    type: 'md',
+    what: 'one line of 4 MB without a space (it was cut in quadratic time)',
+    bytes: () => utf8('a'.repeat(4 * 2 ** 20)),
+    benchOnly: true,
+  },
+  {
+    name: 'md-line-16mb',
+    type: 'md',
+    what: 'one line of 16 MB without a space',
+    bytes: () => utf8('a'.repeat(16 * 2 ** 20)),
+    benchOnly: true,
+  },
+  {
     name: 'txt-dots',
     type: 'txt',
     what: 'a 50 KB run of dots (the sentence splitter)',
@@ -240,6 +282,26 @@ export const HOSTILE_FILES: HostileFile[] = [
       const runs = Array.from({ length: 1_200_000 }, () => `<w:r><w:t>${random() < 0.5 ? 'a' : 'b'}</w:t></w:r>`);
       return docx(`<w:p>${runs.join('')}</w:p>`);
     },
+    benchOnly: true,
+  },
+  {
+    name: 'docx-long-run',
+    type: 'docx',
+    what: 'one paragraph of one text run of 16.8 M characters (7.4 MB), past the 16 M budget',
+    bytes: () =>
+      withLongRun(docx(`<w:p><w:r><w:t xml:space="preserve">${LONG_RUN}</w:t></w:r></w:p>`), 'word/document.xml', 16 * 2 ** 20),
+    benchOnly: true,
+  },
+  {
+    name: 'pptx-long-run',
+    type: 'pptx',
+    what: 'a slide of one text run of 16.8 M characters (7.4 MB)',
+    bytes: () =>
+      withLongRun(
+        pptx([{ shapes: `<p:sp><p:txBody><a:p><a:r><a:t>${LONG_RUN}</a:t></a:r></a:p></p:txBody></p:sp>` }]),
+        'ppt/slides/slide1.xml',
+        16 * 2 ** 20,
+      ),
     benchOnly: true,
   },
   {

@@ -175,6 +175,7 @@ describe('peak memory of the parse step, in a fresh process', () => {
 
   it.each([
     ['docx-million-runs', 'partial'],
+    ['docx-long-run', 'partial'],
     ['docx-big-images', 'partial'],
     ['html-200k-paragraphs', 'succeeded'],
     ['txt-one-paragraph', 'succeeded'],

@@ -1,5 +1,8 @@
+import { cutLongText } from '#core/text/long-text.ts';
+import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
+import type { ParseBudget } from './budget.ts';
 import { type GraphicRef, graphicRefs } from './graphics.ts';
-import { child, descendants, textContent, type XmlElement } from './xml.ts';
+import { child, descendants, type XmlElement } from './xml.ts';
 
 /** DOCX runs: a paragraph's text, page breaks, images, charts, SmartArt and text boxes, and the formatting that can make it a heading. */
 
@@ -9,8 +12,49 @@ export interface Breaks {
   after: number;
 }
 
+/**
+ * A paragraph's text as it is collected, cut as it grows into pieces of at most MAX_BLOCK_CHARS
+ * where core/text/long-text.ts would cut it whole, and each piece tidied as soon as it is cut: a
+ * run of megabytes is never one string that is joined, tidied and copied again, and its untidy
+ * text is let go piece by piece. A short paragraph is one piece.
+ */
+export class RunText {
+  private readonly done: string[] = [];
+  private tail = '';
+
+  constructor(private readonly tidy: (text: string) => string) {}
+
+  add(text: string): void {
+    this.tail += text;
+    if (this.tail.length > 2 * MAX_BLOCK_CHARS) this.cut();
+  }
+
+  /** The tidy pieces, in order, the empty ones left out. */
+  pieces(): string[] {
+    if (this.tail.length > MAX_BLOCK_CHARS) this.cut();
+    const last = this.tidy(this.tail);
+    this.tail = '';
+    return last === '' ? this.done : [...this.done, last];
+  }
+
+  private cut(): void {
+    const parts = cutLongText(this.tail, MAX_BLOCK_CHARS);
+    this.tail = parts.pop() as string;
+    for (const part of parts) {
+      const tidy = this.tidy(part);
+      if (tidy !== '') this.done.push(tidy);
+    }
+  }
+}
+
 export interface Inline {
-  text: string;
+  text: RunText;
+  /**
+   * The document's budget, which takes each run's text as it is collected and cuts it where the
+   * budget ends: a run of 16 million characters is never joined whole, then tidied, before the
+   * budget sees it. Past the end nothing more is collected.
+   */
+  budget: ParseBudget;
   /**
    * Word's rendered page breaks (where it last laid the page out) and the explicit ones, both
    * counted: which of them number the pages is known only once the whole document was read.
@@ -47,33 +91,35 @@ export function collectInline(el: XmlElement, acc: Inline, run: { bold: boolean;
     switch (node.name) {
       case 'w:t':
       case 'm:t': {
-        const text = textContent(node);
-        if (text.trim() !== '') {
-          acc.sawText = true;
-          if (!run?.bold) acc.allBold = false;
-          const size = run?.size ?? null;
-          if (size !== null) acc.minSize = acc.minSize === null ? size : Math.min(acc.minSize, size);
-          else acc.minSize = 0;
+        // A long run's text comes in pieces (xml-scan.ts), taken one at a time, never joined here.
+        for (const text of texts(node)) {
+          if (/\S/.test(text)) {
+            acc.sawText = true;
+            if (!run?.bold) acc.allBold = false;
+            const size = run?.size ?? null;
+            if (size !== null) acc.minSize = acc.minSize === null ? size : Math.min(acc.minSize, size);
+            else acc.minSize = 0;
+          }
+          append(acc, text);
         }
-        acc.text += text;
         break;
       }
       case 'w:tab':
       case 'w:ptab':
-        acc.text += '\t';
+        append(acc, '\t');
         break;
       case 'w:cr':
-        acc.text += '\n';
+        append(acc, '\n');
         break;
       case 'w:noBreakHyphen':
-        acc.text += '-';
+        append(acc, '-');
         break;
       case 'w:br': {
         const type = node.attrs['w:type'];
         if (type === 'page') {
           pageBreak(acc, acc.explicit);
         } else {
-          acc.text += type === 'column' ? ' ' : '\n';
+          append(acc, type === 'column' ? ' ' : '\n');
         }
         break;
       }
@@ -100,9 +146,25 @@ export function collectInline(el: XmlElement, acc: Inline, run: { bold: boolean;
   }
 }
 
-export function emptyInline(): Inline {
+/** The text nodes under an element, in order. */
+function* texts(el: XmlElement): Generator<string> {
+  for (const c of el.children) {
+    if (typeof c === 'string') yield c;
+    else yield* texts(c);
+  }
+}
+
+/** Adds text to the paragraph, as much as the budget still takes. */
+function append(acc: Inline, text: string): void {
+  if (text === '' || acc.budget.exhausted) return;
+  acc.text.add(acc.budget.take(text));
+}
+
+/** A paragraph's text, runs and formatting still to be collected; `tidy` is applied to each piece of its text. */
+export function emptyInline(budget: ParseBudget, tidy: (text: string) => string): Inline {
   return {
-    text: '',
+    text: new RunText(tidy),
+    budget,
     rendered: { before: 0, after: 0 },
     explicit: { before: 0, after: 0 },
     imageIds: [],

@@ -1,3 +1,4 @@
+import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import { ParseBudget } from './budget.ts';
 import { type Breaks, collectInline, emptyInline, type Inline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
@@ -13,7 +14,7 @@ import {
 } from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
-import { child, children, descendants, forEachElement, type XmlElement } from './xml.ts';
+import { child, children, descendants, forEachElement, type TreeParts, type XmlElement } from './xml.ts';
 
 /**
  * DOCX: body paragraphs in order, headings from paragraph styles (or, in documents that
@@ -47,7 +48,19 @@ interface Context {
   sawRendered: boolean;
   sawExplicit: boolean;
   budget: ParseBudget;
+  /** The next paragraph read goes on from the last one: the rest of a paragraph handed over in parts. */
+  goesOn: boolean;
+  lastKind: Block['kind'];
 }
+
+/**
+ * A body paragraph whose text runs past this is read in parts as it streams past, so that it is
+ * never held whole; not inside a table (a row must be read whole) or a text box.
+ */
+const BODY_PARTS: TreeParts = {
+  chars: 4 * MAX_BLOCK_CHARS,
+  allowed: (open) => !open.includes('w:tbl') && open.filter((name) => name === 'w:p').length === 1,
+};
 
 export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): ParsedDocument {
   return withImages(readDocx(bytes, limits));
@@ -71,6 +84,8 @@ export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     sawRendered: false,
     sawExplicit: false,
     budget,
+    goesOn: false,
+    lastKind: 'paragraph',
   };
 
   let bodyPages: Pages | null = null;
@@ -78,8 +93,12 @@ export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     forEachElement(
       body,
       (_name, path) => path[path.length - 1] === 'w:body',
-      (el) => bodyElement(el, ctx),
+      (el, _path, continued) => {
+        ctx.goesOn = continued;
+        bodyElement(el, ctx);
+      },
       budget,
+      BODY_PARTS,
     );
     bodyPages = ctx.pages;
     for (const type of ['footnotes', 'endnotes']) {
@@ -157,29 +176,37 @@ function bodyElement(el: XmlElement, ctx: Context): void {
 // Paragraphs
 
 function paragraph(el: XmlElement, ctx: Context): void {
+  const goesOn = ctx.goesOn;
+  ctx.goesOn = false;
   const props = child(el, 'w:pPr');
-  const acc = emptyInline();
+  // The runs' text is taken from the budget as it is collected, so what is here is what is kept.
+  const acc = emptyInline(ctx.budget, tidyParagraph);
   if (props && isOn(child(props, 'w:pageBreakBefore'))) acc.explicit.before++;
   collectInline(el, acc, null);
 
   turnPages(ctx, acc.rendered.before, acc.explicit.before);
   const page = mark(ctx);
-  const text = acc.text
-    .replace(/[ \t\u00a0]+/g, ' ')
-    .replace(/ *\n */g, '\n')
-    .trim();
-  // Cut to what the budget has left: one huge paragraph is kept in part, not lost.
-  const kept = text === '' ? '' : ctx.budget.take(text);
-  if (kept !== '') {
+  // A paragraph of megabytes was cut and tidied piece by piece as it was collected (RunText).
+  const pieces = acc.text.pieces();
+  const first = pieces[0];
+  if (first !== undefined) {
     const styleId = props && child(props, 'w:pStyle')?.attrs['w:val'];
-    const level = headingLevel(styleId, props, ctx.styles) ?? lookedLikeHeading(kept, acc, styleId, ctx.styles);
+    // A heading is never a wall of text.
+    const level =
+      pieces.length === 1 && !goesOn
+        ? (headingLevel(styleId, props, ctx.styles) ?? lookedLikeHeading(first, acc, styleId, ctx.styles))
+        : undefined;
     const listed = level === undefined && isListItem(styleId, props, ctx.styles);
-    const kind: Block['kind'] = level !== undefined ? 'heading' : listed ? 'list_item' : 'paragraph';
-    ctx.blocks.push({
-      kind,
-      text: kind === 'heading' ? kept.replace(/\s+/g, ' ') : kept,
-      ...(level !== undefined ? { level } : {}),
-      ...(page !== undefined ? { page } : {}),
+    const kind: Block['kind'] = goesOn ? ctx.lastKind : level !== undefined ? 'heading' : listed ? 'list_item' : 'paragraph';
+    ctx.lastKind = kind;
+    pieces.forEach((text, i) => {
+      ctx.blocks.push({
+        kind,
+        text: kind === 'heading' ? text.replace(/\s+/g, ' ') : text,
+        ...(level !== undefined ? { level } : {}),
+        ...(page !== undefined ? { page } : {}),
+        ...(i > 0 || goesOn ? { continues: true } : {}),
+      });
     });
   }
   for (const id of acc.imageIds) {
@@ -190,6 +217,12 @@ function paragraph(el: XmlElement, ctx: Context): void {
   for (const box of acc.textboxes) bodyElement(box, ctx);
   turnPages(ctx, acc.rendered.after, acc.explicit.after);
 }
+
+const tidyParagraph = (text: string) =>
+  text
+    .replace(/[ \t\u00a0]+/g, ' ')
+    .replace(/ *\n */g, '\n')
+    .trim();
 
 // ---------------------------------------------------------------------------------------------
 // Tables
@@ -222,7 +255,7 @@ function table(el: XmlElement, ctx: Context): void {
       );
       const vMerge = props && child(props, 'w:vMerge');
       const continues = vMerge !== undefined && vMerge.attrs['w:val'] !== 'restart';
-      const content = cellContent(tc);
+      const content = cellContent(tc, ctx.budget);
       rowBreaks.rendered = Math.max(rowBreaks.rendered, content.breaks.rendered);
       rowBreaks.explicit = Math.max(rowBreaks.explicit, content.breaks.explicit);
       images.push(...content.imageIds);
@@ -242,15 +275,22 @@ function table(el: XmlElement, ctx: Context): void {
         const column = values.length;
         // A merged-down cell repeats the value it continues, so each row stands alone. A header
         // spanning columns names each of them; a value spanning columns is said once.
-        if (cell.continues) values.push(above[column] ?? '');
-        else values.push(i === 0 || grid.length === 0 ? cell.text : '');
+        if (cell.continues) {
+          // Read once, said again: the repetition counts as its cell did.
+          const repeated = above[column] ?? '';
+          ctx.budget.count(repeated.length);
+          values.push(repeated);
+        } else {
+          values.push(i === 0 || grid.length === 0 ? cell.text : '');
+        }
       }
     }
     grid.push(values);
     pages.push(page);
     if (rowGraphics.length > 0) placed.push({ refs: rowGraphics, page });
   }
-  ctx.blocks.push(...gridBlocks(grid, ctx.budget, (i) => (pages[i] !== undefined ? { page: pages[i] } : {})));
+  const place = (i: number) => (pages[i] !== undefined ? { page: pages[i] } : {});
+  ctx.blocks.push(...gridBlocks(grid, ctx.budget, place, true));
   // A chart in a cell is a table of its own: it follows the table rather than splitting it.
   for (const { refs, page } of placed) graphics(refs, page, ctx);
 }
@@ -276,19 +316,22 @@ function wrappedChildren(el: XmlElement, name: 'w:tr' | 'w:tc'): XmlElement[] {
 }
 
 /**
- * A cell's text (its paragraphs, those of nested tables and of text boxes, on one line), images,
- * charts and page breaks.
+ * A cell's text (its paragraphs, those of nested tables and of text boxes, on one line), taken
+ * from the budget as it is collected, and its images, charts and page breaks.
  */
-function cellContent(tc: XmlElement): { text: string; imageIds: string[]; graphics: GraphicRef[]; breaks: Pages } {
+function cellContent(
+  tc: XmlElement,
+  budget: ParseBudget,
+): { text: string; imageIds: string[]; graphics: GraphicRef[]; breaks: Pages } {
   const parts: string[] = [];
   const imageIds: string[] = [];
   const graphics: GraphicRef[] = [];
   const breaks = { rendered: 0, explicit: 0 };
   const read = (el: XmlElement) => {
     for (const p of descendants(el, 'w:p')) {
-      const acc: Inline = emptyInline();
+      const acc: Inline = emptyInline(budget, cleanCell);
       collectInline(p, acc, null);
-      const text = cleanCell(acc.text);
+      const text = acc.text.pieces().join(' ');
       if (text !== '') parts.push(text);
       imageIds.push(...acc.imageIds);
       graphics.push(...acc.graphics);

@@ -64,11 +64,16 @@ export function rowText(header: Header | null, cells: Cells, budget: ParseBudget
 
 type Place = Omit<Block, 'kind' | 'text'>;
 
-/** A grid whose first non-empty row is the header (DOCX, PPTX, Markdown tables); `place` gives each row's page. */
+/**
+ * A grid whose first non-empty row is the header (DOCX, PPTX, Markdown tables); `place` gives
+ * each row's page. With `valuesCounted`, the caller took the cells' text from the budget as it
+ * read them, and only the header names repeated into rows are counted here.
+ */
 export function gridBlocks(
   rows: readonly (readonly string[])[],
   budget: ParseBudget,
   place: (row: number) => Place = () => ({}),
+  valuesCounted = false,
 ): Block[] {
   const filled: { index: number; cells: Cells }[] = [];
   rows.forEach((row, index) => {
@@ -77,12 +82,14 @@ export function gridBlocks(
   });
   const [first, ...rest] = filled;
   if (first === undefined) return [];
-  if (rest.length === 0) return [{ kind: 'table_row', text: rowText(null, first.cells, budget, false), ...place(first.index) }];
+  if (rest.length === 0) {
+    return [{ kind: 'table_row', text: rowText(null, first.cells, budget, valuesCounted), ...place(first.index) }];
+  }
   const header = headerOf(first.cells);
   const blocks: Block[] = [];
   for (const { index, cells } of rest) {
     if (keyOf(cells) === header.key) continue;
-    const text = rowText(header, cells, budget, false);
+    const text = rowText(header, cells, budget, valuesCounted);
     if (text !== '') blocks.push({ kind: 'table_row', text, ...place(index) });
   }
   return blocks;

@@ -184,11 +184,43 @@ function closes(xml: string, from: number, end: number, name: string): boolean {
   return true;
 }
 
+/**
+ * The length of a piece of a long text node, from `pos` where `held` characters are held: up to
+ * just after the last blank among the last few hundred, so that a word is not cut; failing one,
+ * all of them, less what would cut a reference in two (`decodeEntities` reads at most 13
+ * characters, `&#` and ten digits and `;`) or a surrogate pair.
+ */
+function pieceEnd(text: string, pos: number, held: number): number {
+  for (let i = held - 1; i >= held - 256; i--) if (isXmlSpace(text.charCodeAt(pos + i))) return i + 1;
+  let end = held;
+  for (let i = end - 1; i >= end - 13; i--) {
+    const c = text.charCodeAt(pos + i);
+    if (c === 59 /* ; */) break;
+    if (c === 38 /* & */) {
+      end = i;
+      break;
+    }
+  }
+  const last = text.charCodeAt(pos + end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return end;
+}
+
 /** An XML part: the whole text, or its pieces in order as they are decoded (see xml.ts). */
 export type XmlText = string | Iterable<string>;
 
 // Text taken from the pieces at least at a time: fewer, larger joins.
 const MIN_READ = 64 * 1024;
+
+/**
+ * Text that runs on past this many characters held, with no tag in sight, goes to the handler in
+ * pieces of a few times this size: a run of 16 million characters held whole was joined again at
+ * every doubling of the window. A handler may thus be given one text node as several pieces.
+ */
+export const TEXT_PIECE_CHARS = 64 * 1024;
+
+/** `Window.find` gave up: more than `limit` characters are held and the needle is not among them. */
+const NOT_WITHIN = -2;
 
 /**
  * The part of the text not yet scanned, from `pos`: offsets are counted from `pos`, so they hold
@@ -238,12 +270,16 @@ class Window {
     return true;
   }
 
-  /** Offset of `needle` at or after offset `from`, or -1 when the part ends first. */
-  find(needle: string, from: number): number {
+  /**
+   * Offset of `needle` at or after offset `from`, or -1 when the part ends first; NOT_WITHIN when
+   * more than `limit` characters are held and it is not among them.
+   */
+  find(needle: string, from: number, limit = Number.POSITIVE_INFINITY): number {
     let start = from;
     for (;;) {
       const at = this.text.indexOf(needle, this.pos + start);
       if (at !== -1) return at - this.pos;
+      if (this.held > limit) return NOT_WITHIN;
       start = Math.max(from, this.held - needle.length + 1);
       if (!this.more()) return -1;
     }
@@ -288,12 +324,19 @@ export function scan(source: XmlText, handler: ScanHandler, budget: ParseBudget)
   };
 
   for (;;) {
-    const lt = input.find('<', 0);
-    const textEnd = lt === -1 ? input.held : lt;
+    const lt = input.find('<', 0, TEXT_PIECE_CHARS);
+    // Text too long to hold until its tag is found goes on as a piece: all that is held, which is
+    // most of the string it is cut from, so that the piece does not keep much more alive.
+    const textEnd = lt === NOT_WITHIN ? pieceEnd(input.text, input.pos, input.held) : lt === -1 ? input.held : lt;
     if (textEnd > 0 && skipping === 0 && stack.length > 0) {
       const raw = input.text.slice(input.pos, input.pos + textEnd);
       const top = stack[stack.length - 1]!;
       if (raw.trim() !== '' || keepsWhitespace(top.name)) handler.text(decodeEntities(raw));
+    }
+    if (lt === NOT_WITHIN) {
+      input.pos += textEnd;
+      budget.work();
+      continue;
     }
     if (lt === -1) break;
     input.pos += lt;

@@ -103,23 +103,51 @@ export function parseXml(xml: XmlText, budget: ParseBudget): XmlElement {
 }
 
 /**
+ * Lets a selected element whose text runs long be handed over in parts (see forEachElement).
+ */
+export interface TreeParts {
+  /** Characters of text a tree may hold before what it holds is handed over. */
+  chars: number;
+  /** Whether the tree may be cut now, given its open elements' names from the selected one down. */
+  allowed(open: readonly string[]): boolean;
+}
+
+/**
  * Streams the document and builds a tree only for elements `select` picks (by name and the
  * names of their ancestors); each is handed to `visit` once closed, then dropped. Selected
  * elements are not searched for further selections inside them. Every tag is a step of the
  * budget, and a tree stops growing at MAX_TREE_NODES (the budget notes the cut), so that one
- * paragraph of a million runs cannot fill the isolate.
+ * paragraph of a million runs cannot fill the isolate. With `parts`, a tree that holds more
+ * than `parts.chars` characters of text is handed over as it stands, and its open elements go on
+ * in empty copies, handed over in turn (`continued`): a paragraph of 16 million characters is
+ * never held whole.
  */
 export function forEachElement(
   xml: XmlText,
   select: (name: string, path: readonly string[]) => boolean,
-  visit: (el: XmlElement, path: readonly string[]) => void,
+  visit: (el: XmlElement, path: readonly string[], continued: boolean) => void,
   budget: ParseBudget,
+  parts?: TreeParts,
 ): void {
   const path: string[] = [];
   // The subtree being built: its elements from the selected root down.
   const building: XmlElement[] = [];
   let nodes = 0;
   let cut = false;
+  // Characters of text in the tree being built, and whether it continues one handed over before.
+  let chars = 0;
+  let continued = false;
+  const handOver = () => {
+    visit(building[0]!, path.slice(0, path.length - building.length), continued);
+    continued = true;
+    building.forEach((el, i) => {
+      const copy: XmlElement = { name: el.name, attrs: el.attrs, children: [] };
+      if (i > 0) building[i - 1]!.children.push(copy);
+      building[i] = copy;
+    });
+    nodes = building.length;
+    chars = 0;
+  };
   const full = () => {
     if (nodes < MAX_TREE_NODES) return false;
     if (!cut) {
@@ -145,6 +173,8 @@ export function forEachElement(
           building.push({ name, attrs, children: [] });
           nodes = 1;
           cut = false;
+          chars = 0;
+          continued = false;
         }
         path.push(name);
       },
@@ -154,13 +184,15 @@ export function forEachElement(
         if (!el) return;
         // An array that grew by pushing keeps room for more; a tree of many small elements is mostly that room.
         if (el.children.length > 0) el.children = el.children.slice();
-        if (building.length === 0) visit(el, path);
+        if (building.length === 0) visit(el, path, continued);
       },
       text(text) {
         const top = building[building.length - 1];
         if (!top || full()) return;
         top.children.push(text);
         nodes++;
+        chars += text.length;
+        if (parts && chars > parts.chars && parts.allowed(building.map((el) => el.name))) handOver();
       },
     },
     budget,
