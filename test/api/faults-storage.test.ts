@@ -57,9 +57,10 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
   });
 
   it('query/search and query/stream signing an image link: 502 before any event', async () => {
-    const { collectionId } = await collectionWithDocument('figured');
-    // A figure's passage, as the ingest worker indexes one: retrieval signs its image_path. A hybrid
-    // index needs a dense vector too; the document's own passage, about the same tides, lends its.
+    const { collectionId, documentId } = await collectionWithDocument('figured');
+    // A figure's passage, as the ingest worker indexes one, of a document that exists (retrieval leaves out
+    // passages of documents gone or being deleted): retrieval signs its image_path. A hybrid index needs a
+    // dense vector too; the document's own passage, about the same tides, lends its.
     const namespace = vectorIndex().namespace(collectionId);
     const [passage] = (await namespace.range({ cursor: 0, limit: 1, includeVectors: true })).vectors;
     await namespace.upsert({
@@ -67,12 +68,12 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
       ...(passage?.vector?.length ? { vector: passage.vector } : {}),
       sparseVector: encodeDocument('A chart of neap tides at the quarter moons.'),
       metadata: {
-        document_id: 'none',
+        document_id: documentId,
         source: 'figure.pdf',
         chunk_index: 0,
         chunk_type: 'image_description',
         text: 'A chart of neap tides at the quarter moons.',
-        image_path: `${collectionId}/none/images/001.png`,
+        image_path: `${collectionId}/${documentId}/images/001.png`,
       },
     });
     const question = { question: 'neap tides quarter moons chart', collection_id: collectionId };
@@ -102,18 +103,19 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
     expect(await chunkRows(documentId)).toEqual([]);
   });
 
-  it('document delete: 502 with the vectors gone and the row and files kept; a second DELETE finishes', async () => {
+  it('document delete: 502 with the vectors gone and the row (marked, no longer listed) and files kept; a second DELETE finishes', async () => {
     const { collectionId, documentId, job } = await collectionWithDocument('deleted');
     const path = `/collections/${collectionId}/documents/${documentId}`;
     upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
     const left = await residue(collectionId);
     expect(left).toMatchObject({ documents: 1, chunks: job.chunks_total, vectors: 0 });
     expect(left.objects).toBeGreaterThan(0);
+    expect((await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token })).body).toEqual([]);
     expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
     expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
   });
 
-  it('collection delete: 502 with the namespace gone and the rows and files kept; a second DELETE finishes', async () => {
+  it('collection delete: 502 with the namespace gone and the rows (marked, no longer reached) and files kept; a second DELETE finishes', async () => {
     const { collectionId } = await collectionWithDocument('dropped');
     const path = `/collections/${collectionId}`;
     upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
@@ -121,7 +123,10 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
     expect(left).toMatchObject({ documents: 1, vectors: 0 });
     expect(left.objects).toBeGreaterThan(0);
     const documents = `${path}/documents`;
-    expect((await api('GET', documents, { token: cast.owner.token })).body).toHaveLength(1);
+    expect((await api('GET', documents, { token: cast.owner.token })).status).toBe(404);
+    expect((await api('GET', '/collections/', { token: cast.owner.token })).body.map((c: { id: string }) => c.id)).not.toContain(
+      collectionId,
+    );
     expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
     expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
     expect((await api('GET', documents, { token: cast.owner.token })).status).toBe(404);

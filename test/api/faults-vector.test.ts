@@ -46,23 +46,30 @@ describe.skipIf(skipRealPostgres)('Vector index down', () => {
     expect((await api('POST', '/query/search', { token: cast.owner.token, body: question })).body.sources).toHaveLength(1);
   });
 
-  it('document delete: 502 with nothing removed; the same DELETE succeeds once it is back', async () => {
+  it('document delete: 502 with nothing removed, but no longer listed or searched; the same DELETE succeeds once it is back', async () => {
     const { collectionId, documentId } = await collectionWithDocument('kept');
     const before = await residue(collectionId);
     const path = `/collections/${collectionId}/documents/${documentId}`;
     upstreamFailed(await whileDown('vector', () => api('DELETE', path, { token: cast.owner.token })));
     expect(await residue(collectionId)).toEqual(before);
+    // Marked before its vectors were to go: its vectors are still in the index, and still not searched.
+    expect((await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token })).body).toEqual([]);
+    const question = { question: 'What is a tidal bore?', collection_id: collectionId };
+    const searched = await api('POST', '/query/search', { token: cast.owner.token, body: question });
+    expect(searched.status).toBe(200);
+    expect(searched.body.sources).toEqual([]);
     expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
     expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
   });
 
-  it('collection delete: 502 with nothing removed; the same DELETE succeeds once it is back', async () => {
+  it('collection delete: 502 with nothing removed, but no longer reached; the same DELETE succeeds once it is back', async () => {
     const { collectionId } = await collectionWithDocument('intact');
     const before = await residue(collectionId);
     const path = `/collections/${collectionId}`;
     upstreamFailed(await whileDown('vector', () => api('DELETE', path, { token: cast.owner.token })));
     expect(await residue(collectionId)).toEqual(before);
-    expect((await api('GET', `${path}/documents`, { token: cast.owner.token })).body).toHaveLength(1);
+    // Marked before its namespace was to go: gone for everything but the DELETE that finishes it.
+    expect((await api('GET', `${path}/documents`, { token: cast.owner.token })).status).toBe(404);
     expect((await api('DELETE', path, { token: cast.owner.token })).status).toBe(200);
     expect(await residue(collectionId)).toMatchObject({ documents: 0, chunks: 0, objects: 0, vectors: 0 });
   });
