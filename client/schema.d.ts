@@ -59,7 +59,10 @@ export interface paths {
     post?: never;
     /**
      * Delete a collection (owner only)
-     * @description Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.
+     * @description Marks the collection as being deleted, so that from then on it is 404 to every request but this one and is
+     *     no longer listed; then purges its vector namespace and every stored file, and cascades to documents, shares, memberships,
+     *     chat sessions and messages. After a failure part-way (502), the same DELETE finishes the job (so does the ingest worker's
+     *     cron sweep, later).
      *
      *     **Credentials:** a bearer token, or an API key with the `collections:write` scope.
      */
@@ -155,7 +158,9 @@ export interface paths {
     post?: never;
     /**
      * Delete a document (owner only)
-     * @description Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.
+     * @description Marks the document as being deleted, so that from then on it is neither listed nor searched; then removes its
+     *     vectors (found through its chunk records), its original and figures from storage, and its rows. After a failure part-way
+     *     (502), the same DELETE finishes the job (so does the ingest worker's cron sweep, later).
      *
      *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
      */
@@ -513,7 +518,7 @@ export interface paths {
     post?: never;
     /**
      * Delete one of the caller’s personal documents
-     * @description Removes its vectors, stored files and rows. Anyone else’s document is 404.
+     * @description Marks it as being deleted (no longer listed or searched), then removes its vectors, stored files and rows; after a failure part-way (502), the same DELETE finishes the job. Anyone else’s document is 404.
      *
      *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
      */

@@ -35,8 +35,10 @@ const list = route.get('/collections', 'List owned and shared collections', {
 const remove = route.delete('/collections/{id}', 'Delete a collection (owner only)', {
   operationId: 'deleteCollection',
   access: 'collections:write',
-  description:
-    'Purges the collection’s vector namespace and every stored file, then cascades to documents, shares, memberships, chat sessions and messages.',
+  description: `Marks the collection as being deleted, so that from then on it is 404 to every request but this one and is
+no longer listed; then purges its vector namespace and every stored file, and cascades to documents, shares, memberships,
+chat sessions and messages. After a failure part-way (502), the same DELETE finishes the job (so does the ingest worker's
+cron sweep, later).`,
   request: { params },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
   errors: [...collectionErrors, 502],
@@ -87,7 +89,9 @@ const documents = route.get('/collections/{id}/documents', 'List documents (owne
 const removeDocument = route.delete('/collections/{id}/documents/{document_id}', 'Delete a document (owner only)', {
   operationId: 'deleteDocument',
   access: 'ingest',
-  description: 'Removes its vectors (found through its chunk records), its original and figures from storage, and its rows.',
+  description: `Marks the document as being deleted, so that from then on it is neither listed nor searched; then removes its
+vectors (found through its chunk records), its original and figures from storage, and its rows. After a failure part-way
+(502), the same DELETE finishes the job (so does the ingest worker's cron sweep, later).`,
   request: { params: DocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
   errors: [...collectionErrors, 502],

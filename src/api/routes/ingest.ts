@@ -74,7 +74,8 @@ const personalDocuments = route.get('/ingest/documents', 'List the caller’s pe
 const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', 'Delete one of the caller’s personal documents', {
   operationId: 'deletePersonalDocument',
   access: 'ingest',
-  description: 'Removes its vectors, stored files and rows. Anyone else’s document is 404.',
+  description:
+    'Marks it as being deleted (no longer listed or searched), then removes its vectors, stored files and rows; after a failure part-way (502), the same DELETE finishes the job. Anyone else’s document is 404.',
   request: { params: PersonalDocumentParams },
   responses: { 200: json(DeletedSchema, 'The deleted id') },
   errors: [404, 502],
