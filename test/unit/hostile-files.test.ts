@@ -176,6 +176,7 @@ describe('peak memory of the parse step, in a fresh process', () => {
   it.each([
     ['docx-million-runs', 'partial'],
     ['docx-long-run', 'partial'],
+    ['pptx-long-run', 'partial'],
     ['docx-big-images', 'partial'],
     ['html-200k-paragraphs', 'succeeded'],
     ['txt-one-paragraph', 'succeeded'],

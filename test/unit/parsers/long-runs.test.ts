@@ -3,17 +3,18 @@ import { chunkBlocks } from '../../../workers/ingest/src/chunking/chunk-blocks.t
 import { MAX_BLOCK_CHARS } from '../../../workers/ingest/src/chunking/placed-blocks.ts';
 import { charsWarning, ParseBudget } from '../../../workers/ingest/src/parsers/budget.ts';
 import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
+import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
 import { DEFAULT_PARSE_LIMITS, type ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { forEachElement, type XmlElement } from '../../../workers/ingest/src/parsers/xml.ts';
 import { type ScanHandler, scan, TEXT_PIECE_CHARS } from '../../../workers/ingest/src/parsers/xml-scan.ts';
-import { docx } from '../../support/ooxml-files.ts';
+import { docx, pptx } from '../../support/ooxml-files.ts';
 import { seededRandom } from '../../support/seeded-random.ts';
 
 /**
  * Text runs of megabytes (issue 21: a DOCX of one 16-million-character run took 239 MB): the
  * scanner hands a long text node over in pieces, a long paragraph is handed over in parts as it
- * streams past, and a DOCX paragraph's text is taken from the budget as it is collected and cut
- * and tidied piece by piece. The fresh-process peak is test/unit/hostile-files.test.ts's.
+ * streams past, and a DOCX or PPTX paragraph's text is taken from the budget as it is collected and
+ * cut and tidied piece by piece. The fresh-process peaks are test/unit/hostile-files.test.ts's.
  */
 
 const budget = () => new ParseBudget(DEFAULT_PARSE_LIMITS);
@@ -144,5 +145,38 @@ describe('a DOCX paragraph of one long run', () => {
     const cut = parseDocx(docx(`${table}<w:p><w:r><w:t>After</w:t></w:r></w:p>`), { ...DEFAULT_PARSE_LIMITS, maxChars: 100_000 });
     expect(cut.truncated).toBe(true);
     expect(cut.warnings).toEqual([charsWarning(100_000)]);
+  });
+});
+
+describe('a PPTX text frame of one long run', () => {
+  const long = words(200_000, 3);
+  const frame = `<p:sp><p:txBody><a:p><a:pPr><a:buChar char="•"/></a:pPr><a:r><a:t>${long}</a:t></a:r><a:r><a:t> end</a:t></a:r></a:p><a:p><a:r><a:t>Second</a:t></a:r></a:p></p:txBody></p:sp>`;
+  const file = pptx([{ title: 'Deck title', shapes: frame, notes: 'Say it.' }]);
+
+  it('is read in blocks of at most MAX_BLOCK_CHARS that read on as one, after the title', () => {
+    const doc = parsePptx(file);
+    expect(doc.warnings).toEqual([]);
+    expect(doc.blocks[0]).toEqual({ kind: 'heading', text: 'Deck title', level: 1, page: 1 });
+    expect(doc.blocks.slice(-2)).toEqual([
+      { kind: 'paragraph', text: 'Second', page: 1 },
+      { kind: 'paragraph', text: 'Speaker notes: Say it.', page: 1 },
+    ]);
+    const wall = doc.blocks.slice(1, -2);
+    expect(wall.length).toBeGreaterThan(long.length / MAX_BLOCK_CHARS);
+    expect(wall.every((b) => b.kind === 'list_item' && b.text.length <= MAX_BLOCK_CHARS && b.page === 1)).toBe(true);
+    expect(wall[0]!.continues).toBeUndefined();
+    expect(wall.slice(1).every((b) => b.continues)).toBe(true);
+    const chunks = chunkBlocks(wall, { chunkSize: 1000, overlap: 0 });
+    expect(chunks.map((c) => c.text).join(' ')).toBe(`${long} end`);
+  });
+
+  it('is taken from the budget as it is collected: cut where the budget ends, with its warning', () => {
+    const doc = parsePptx(file, { ...DEFAULT_PARSE_LIMITS, maxChars: 100_000 });
+    expect(doc.truncated).toBe(true);
+    expect(doc.warnings).toEqual([charsWarning(100_000)]);
+    const kept = doc.blocks.reduce((sum, b) => sum + b.text.length, 0);
+    expect(kept).toBeGreaterThan(99_000);
+    expect(kept).toBeLessThanOrEqual(100_000);
+    expect(doc.blocks[0]!.text).toBe('Deck title');
   });
 });
