@@ -4,6 +4,7 @@ import { MAX_BLOCK_CHARS } from '../../../workers/ingest/src/chunking/placed-blo
 import { charsWarning, ParseBudget } from '../../../workers/ingest/src/parsers/budget.ts';
 import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
 import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
+import { cleanCell } from '../../../workers/ingest/src/parsers/table-rows.ts';
 import { DEFAULT_PARSE_LIMITS, type ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { forEachElement, type XmlElement } from '../../../workers/ingest/src/parsers/xml.ts';
 import { type ScanHandler, scan, TEXT_PIECE_CHARS } from '../../../workers/ingest/src/parsers/xml-scan.ts';
@@ -178,5 +179,13 @@ describe('a PPTX text frame of one long run', () => {
     expect(kept).toBeGreaterThan(99_000);
     expect(kept).toBeLessThanOrEqual(100_000);
     expect(doc.blocks[0]!.text).toBe('Deck title');
+  });
+});
+
+describe('a table cell of megabytes', () => {
+  it('is cleaned a piece at a time, to what cleaning it whole gives', () => {
+    const messy = words(150_000, 4).replaceAll(' ', ' \t\n ');
+    expect(messy.length).toBeGreaterThan(4 * MAX_BLOCK_CHARS);
+    expect(cleanCell(`  ${messy}\n`)).toBe(messy.replace(/\s+/g, ' '));
   });
 });

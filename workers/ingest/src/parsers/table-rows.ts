@@ -1,3 +1,5 @@
+import { cutLongText } from '#core/text/long-text.ts';
+import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import type { ParseBudget } from './budget.ts';
 import type { Block } from './types.ts';
 
@@ -12,8 +14,17 @@ import type { Block } from './types.ts';
 /** A row's non-empty cells as [column, text], in column order. */
 export type Cells = readonly (readonly [column: number, text: string])[];
 
+/**
+ * A cell's text on one line. A cell of megabytes is cleaned a piece at a time (cut as
+ * core/text/long-text.ts cuts), as one regex replacement over 12 million characters held
+ * hundreds of megabytes at once.
+ */
 export function cleanCell(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  if (text.length <= MAX_BLOCK_CHARS) return text.replace(/\s+/g, ' ').trim();
+  return cutLongText(text, MAX_BLOCK_CHARS)
+    .map((piece) => piece.replace(/\s+/g, ' ').trim())
+    .filter((piece) => piece !== '')
+    .join(' ');
 }
 
 /** A dense row (a grid's, a CSV record's) as cleaned, non-empty cells. */
