@@ -47,20 +47,20 @@ export interface ProbeResult {
 
 const load = (root: string, path: string) => import(pathToFileURL(join(root, path)).href);
 
-type Step = (fromPage: number, chunksBefore: number) => Promise<StepOutcome>;
+type Step = (fromPage: number, chunksBefore: number, decodedBefore: number) => Promise<StepOutcome>;
 
 /** The parse step of the checkout at `root`. */
 async function stepOf(root: string, type: DocType, bytes: Uint8Array): Promise<Step> {
   if (existsSync(join(root, 'workers/ingest/src/pipeline/read-range.ts'))) {
     const { readRange } = await load(root, 'workers/ingest/src/pipeline/read-range.ts');
-    return async (fromPage, chunksBefore) => {
+    return async (fromPage, chunksBefore, decodedBefore) => {
       let handedOver = 0;
       const range = await readRange({
         type,
         bytes,
         chunkSize: CHUNK_SIZE,
         fromPage,
-        before: { chunks: chunksBefore, images: 0 },
+        before: { chunks: chunksBefore, images: 0, decodedBytes: decodedBefore },
         // The worker stores each image as it is found and keeps only its path.
         source: {
           onImage: async () => {
@@ -71,6 +71,7 @@ async function stepOf(root: string, type: DocType, bytes: Uint8Array): Promise<S
       return {
         chunks: range.chunks.length + range.images.length + handedOver,
         warnings: range.warnings,
+        decodedBytes: range.decodedBytes,
         ...(range.extracted ? {} : { nextPage: range.lastPage + 1 }),
       };
     };
@@ -123,7 +124,7 @@ async function main() {
   const start = cpuMs();
   const gc = (globalThis as { gc?: () => void }).gc;
   let stepsRun = 0;
-  const outcome = await runSteps(async (fromPage, chunksBefore) => {
+  const outcome = await runSteps(async (fromPage, chunksBefore, decodedBefore) => {
     // The peak so far is kept before the counter is reset for this step.
     peakRss = Math.max(peakRss, status('VmHWM'));
     // Each step is a worker invocation: it starts without the last one's garbage, which a 128 MB
@@ -133,7 +134,7 @@ async function main() {
     const rssBefore = status('VmRSS');
     const before = cpuMs();
     try {
-      return await step(fromPage, chunksBefore);
+      return await step(fromPage, chunksBefore, decodedBefore);
     } finally {
       maxStep = Math.max(maxStep, cpuMs() - before);
       const peak = status('VmHWM');

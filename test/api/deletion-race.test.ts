@@ -133,7 +133,7 @@ async function documentMidJob(user: TestUser, collectionId: string | null, word:
       image_path: null,
     })),
   );
-  await pipelineDb.saveRange(jobId, documentId, chunks, [], { extractCursor: 1, extracted: false });
+  await pipelineDb.saveRange(jobId, documentId, chunks, [], { extractCursor: 1, extracted: false, decodedBytes: 0 });
   await pipelineDb.markProcessing(jobId);
   await adapters.store.put(`${documentFolder(namespace, documentId)}/original.txt`, new Blob(['x']).stream(), 'text/plain');
   const job = (await pipelineDb.job(jobId)) as PipelineJob;

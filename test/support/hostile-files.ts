@@ -8,6 +8,14 @@ import { deflateRawSync, deflateSync } from 'node:zlib';
 import { strToU8, unzipSync } from 'fflate';
 import { crc32 } from '#core/crc32.ts';
 import type { DocType } from '#core/documents/detect-type.ts';
+import {
+  commentedFilterPdf,
+  contentsArrayPdf,
+  indirectFilterPdf,
+  manyHeavyPagesPdf,
+  nameEscapePdf,
+  rc4EncryptedPdf,
+} from './hostile-pdfs.ts';
 import { docx, NS, pptx, type RawEntry, rawZip, xlsx } from './ooxml-files.ts';
 import { seededRandom } from './seeded-random.ts';
 
@@ -370,6 +378,44 @@ export const HOSTILE_FILES: HostileFile[] = [
     what: '20,000 pages (3 MB): 200 extract steps of 100 pages',
     bytes: () => manyPagesPdf(20_000),
   },
+  // The second review's PDFs (issue 21): each hides a 200 MB flate bomb from a reader of the raw bytes.
+  {
+    name: 'pdf-filter-name-escape',
+    type: 'pdf',
+    what: 'a 200 MB bomb behind `/Filter /#46lateDecode` (200 KB)',
+    bytes: () => nameEscapePdf(200),
+  },
+  {
+    name: 'pdf-filter-indirect',
+    type: 'pdf',
+    what: 'a 200 MB bomb behind `/Filter 6 0 R` (200 KB)',
+    bytes: () => indirectFilterPdf(200),
+  },
+  {
+    name: 'pdf-filter-comment',
+    type: 'pdf',
+    what: 'a 200 MB bomb behind comments after `/Filter` and before `stream` (200 KB)',
+    bytes: () => commentedFilterPdf(200),
+  },
+  {
+    name: 'pdf-rc4-empty-password',
+    type: 'pdf',
+    what: 'a 200 MB bomb in an RC4-encrypted file with an empty user password (200 KB)',
+    bytes: () => rc4EncryptedPdf(200),
+  },
+  {
+    name: 'pdf-contents-8x15mb',
+    type: 'pdf',
+    what: 'one page whose /Contents is 8 streams of 15 MB each (124 KB)',
+    bytes: () => contentsArrayPdf(8, 15),
+  },
+  {
+    name: 'pdf-40-pages-of-15mb',
+    type: 'pdf',
+    what: '40 pages of a 15 MB content stream each, every one within the page budget (610 KB)',
+    bytes: () => manyHeavyPagesPdf(40, 15),
+    benchOnly: true,
+  },
 ];
 
 /** What one extract step hands back, as `runSteps` needs it. */
@@ -378,6 +424,8 @@ export interface StepOutcome {
   warnings: string[];
   /** The next page to read; undefined when the document is done. */
   nextPage?: number;
+  /** What pdf.js decompressed in the step, which the next step's budget counts. */
+  decodedBytes?: number;
 }
 
 export interface RunOutcome {
@@ -390,19 +438,23 @@ export interface RunOutcome {
 
 /**
  * Runs a document through the extract steps as the worker does (a PDF one page range per
- * step, each starting where the last one ended, with the chunks so far), and says how its job
+ * step, each starting where the last one ended, with the chunks and decoded bytes so far), and says how its job
  * would end. An error with a message ends it `failed`; warnings make it `partial`.
  */
-export async function runSteps(step: (fromPage: number, chunksBefore: number) => Promise<StepOutcome>): Promise<RunOutcome> {
+export async function runSteps(
+  step: (fromPage: number, chunksBefore: number, decodedBefore: number) => Promise<StepOutcome>,
+): Promise<RunOutcome> {
   let chunks = 0;
+  let decoded = 0;
   let steps = 0;
   const warnings: string[] = [];
   let page: number | undefined = 1;
   try {
     while (page !== undefined) {
       steps++;
-      const outcome = await step(page, chunks);
+      const outcome = await step(page, chunks, decoded);
       chunks += outcome.chunks;
+      decoded += outcome.decodedBytes ?? 0;
       warnings.push(...outcome.warnings);
       page = outcome.nextPage;
     }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 
 /** One indirect object: a dictionary, optionally with stream data written right after it. */
-interface PdfObject {
+export interface PdfObject {
   dict: string;
   stream?: Uint8Array;
   /** What comes between the dictionary's `>>` and the `stream` keyword (a comment, say). */
@@ -17,7 +17,7 @@ interface PdfObject {
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
 
 /** A PDF of `objects` (numbered from 1; object 1 the catalog), with an exact cross-reference table. */
-function pdfOf(objects: PdfObject[], trailer = ''): Uint8Array {
+export function pdfOf(objects: PdfObject[], trailer = ''): Uint8Array {
   const parts: Buffer[] = [latin1('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n')];
   let length = parts[0]!.length;
   const offsets: number[] = [];
@@ -44,11 +44,14 @@ function pdfOf(objects: PdfObject[], trailer = ''): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-const PAGE_TEXT = 'BT /F1 12 Tf 72 720 Td (Text before the bomb.) Tj ET\n';
+/** A content stream's text operators showing `words`. */
+export const showText = (words: string) => `BT /F1 12 Tf 72 720 Td (${words}) Tj ET\n`;
 
 /** `mb` MB of spaces after a line of text, flate-compressed about 1000:1. */
-function spaces(mb: number): Uint8Array {
-  return new Uint8Array(deflateSync(Buffer.concat([latin1(PAGE_TEXT), Buffer.alloc(mb * 1024 * 1024, 32)]), { level: 9 }));
+export function spaces(mb: number): Uint8Array {
+  return new Uint8Array(
+    deflateSync(Buffer.concat([latin1(showText('Text before the bomb.')), Buffer.alloc(mb * 1024 * 1024, 32)]), { level: 9 }),
+  );
 }
 
 /**

@@ -15,6 +15,8 @@ export interface PipelineJob {
   extract_cursor: number;
   /** Every page has been extracted: the job may finish once no chunk is pending. */
   extracted: boolean;
+  /** Bytes pdf.js has decompressed for the document over the steps so far (its decoding budget). */
+  decoded_bytes: number;
   /** A re-chunk: the document this job's one replaces once it is indexed. */
   replaces_document_id: string | null;
   document: DocumentRow | null;
@@ -58,7 +60,7 @@ export function createPipelineDb(sql: Sql) {
     documentId: string,
     chunks: NewChunk[],
     warnings: string[],
-    progress: { extractCursor: number; extracted: boolean },
+    progress: { extractCursor: number; extracted: boolean; decodedBytes: number },
   ): Promise<void> {
     const rows = chunks.map((chunk) => ({ ...chunk, document_id: documentId, metadata: sql.json(chunk.metadata as never) }));
     const inserted =
@@ -72,7 +74,8 @@ export function createPipelineDb(sql: Sql) {
          set chunks_total = (select count(*) from document_chunks where document_id = ${documentId})
                             + (select count(*) from inserted),
              warnings = warnings || ${sql.json(warnings)},
-             extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted}, updated_at = now()
+             extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted},
+                        decoded_bytes = ${progress.decodedBytes}, updated_at = now()
        where id = ${jobId}`;
   }
 
@@ -81,6 +84,7 @@ export function createPipelineDb(sql: Sql) {
     async job(id: string): Promise<PipelineJob | undefined> {
       const [job] = await sql<(Omit<PipelineJob, 'document'> & { document: DocumentRow | null })[]>`
         select j.id, j.user_id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted, j.replaces_document_id,
+               j.decoded_bytes::float8 as decoded_bytes,
                case when d.id is null then null else to_jsonb(d) end as document
           from ingest_jobs j left join documents d on d.id = j.document_id
          where j.id = ${id}`;
@@ -108,7 +112,7 @@ export function createPipelineDb(sql: Sql) {
       documentId: string,
       chunks: NewChunk[],
       warnings: string[],
-      progress: { extractCursor: number; extracted: boolean },
+      progress: { extractCursor: number; extracted: boolean; decodedBytes: number },
     ): Promise<void> {
       // A range of one insert (most documents) is one statement, atomic without a transaction.
       if (chunks.length <= CHUNKS_PER_INSERT) return saveSmallRange(jobId, documentId, chunks, warnings, progress);
@@ -123,7 +127,8 @@ export function createPipelineDb(sql: Sql) {
         await tx`update ingest_jobs
                     set chunks_total = (select count(*) from document_chunks where document_id = ${documentId}),
                         warnings = warnings || ${tx.json(warnings)},
-                        extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted}, updated_at = now()
+                        extract_cursor = ${progress.extractCursor}, extracted = ${progress.extracted},
+                        decoded_bytes = ${progress.decodedBytes}, updated_at = now()
                   where id = ${jobId}`;
       });
     },

@@ -1,4 +1,4 @@
-import { deflateRawSync, deflateSync } from 'node:zlib';
+import { deflateRawSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { crc32 } from '#core/crc32.ts';
@@ -11,8 +11,6 @@ import { parseDocx } from '../../../workers/ingest/src/parsers/docx.ts';
 import { parseHtml } from '../../../workers/ingest/src/parsers/html.ts';
 import { MAX_DOM_ELEMENTS } from '../../../workers/ingest/src/parsers/html-stream.ts';
 import { parseDocument } from '../../../workers/ingest/src/parsers/index.ts';
-import { parsePdf } from '../../../workers/ingest/src/parsers/pdf.ts';
-import { checkPdfStreams, checkPdfStreamsOnce } from '../../../workers/ingest/src/parsers/pdf-streams.ts';
 import { parseText } from '../../../workers/ingest/src/parsers/text.ts';
 import { DEFAULT_PARSE_LIMITS, type ExtractedImage } from '../../../workers/ingest/src/parsers/types.ts';
 import { decodeXmlPieces, forEachElement, type XmlElement } from '../../../workers/ingest/src/parsers/xml.ts';
@@ -23,8 +21,8 @@ import { seededRandom } from '../../support/seeded-random.ts';
 /**
  * The parse step's memory bounds at the level of each part: XML parts scanned in pieces as they
  * inflate, Office images read after the text and handed over one at a time, walls of text cut
- * before they are worked on, large pages read without a DOM, and PDF streams decoded within a
- * budget. The fresh-process peaks are test/unit/hostile-files.test.ts's.
+ * before they are worked on, and large pages read without a DOM (PDF decoding has its own file,
+ * pdf-decode-budget.test.ts). The fresh-process peaks are test/unit/hostile-files.test.ts's.
  */
 
 const budget = () => new ParseBudget(DEFAULT_PARSE_LIMITS);
@@ -280,102 +278,5 @@ describe('a page too large for a DOM', () => {
     const started = performance.now();
     expect(parseHtml(utf8(deep), null, '').blocks.map((b) => b.text)).toEqual(['Deep text.', 'After']);
     expect(performance.now() - started).toBeLessThan(2_000);
-  });
-});
-
-/** A PDF of the given objects (numbered from 1; the first is the catalog), with an exact cross-reference table. */
-function pdfOf(objects: (string | Uint8Array)[]): Uint8Array {
-  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
-  let length = parts[0]!.length;
-  const offsets: number[] = [];
-  objects.forEach((object, i) => {
-    offsets.push(length);
-    const piece = Buffer.concat([
-      Buffer.from(`${i + 1} 0 obj\n`),
-      typeof object === 'string' ? Buffer.from(object, 'latin1') : Buffer.from(object),
-      Buffer.from('\nendobj\n'),
-    ]);
-    parts.push(piece);
-    length += piece.length;
-  });
-  const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
-  return new Uint8Array(Buffer.concat(parts));
-}
-
-function streamObject(dict: string, data: Uint8Array | string): Uint8Array {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'latin1') : Buffer.from(data);
-  return Buffer.concat([Buffer.from(`<< /Length ${bytes.length} ${dict} >>\nstream\n`), bytes, Buffer.from('\nendstream')]);
-}
-
-const text = (words: string) => `BT /F1 12 Tf 72 720 Td (${words}) Tj ET`;
-const spaces = (mb: number) => Buffer.alloc(mb * 1024 * 1024, 32);
-
-/** Two pages; the second one's content is `second`. */
-function twoPages(second: Uint8Array): Uint8Array {
-  return pdfOf([
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Count 2 /Kids [3 0 R 4 0 R] >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 7 0 R >> >> >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 6 0 R /Resources << /Font << /F1 7 0 R >> >> >>',
-    streamObject('/Filter /FlateDecode', deflateSync(text('The first page is fine.'))),
-    second,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ]);
-}
-
-describe('PDF streams, decoded within a budget', () => {
-  it('reads the rest of a PDF whose one stream is a flate bomb, and says what was lost', async () => {
-    const bomb = streamObject('/Filter /FlateDecode', deflateSync(Buffer.concat([Buffer.from(text('Bomb')), spaces(20)])));
-    const doc = await parsePdf(twoPages(bomb));
-    expect(doc.blocks.map((b) => [b.text, b.page])).toEqual([['The first page is fine.', 1]]);
-    expect(doc.warnings).toEqual(['1 compressed part of the PDF expands past 16 MB and was not read']);
-  });
-
-  it('patches a file it checked before the same way, from what it remembers', async () => {
-    const bomb = streamObject('/Filter /FlateDecode', deflateSync(Buffer.concat([Buffer.from(text('Bomb')), spaces(20)])));
-    const file = twoPages(bomb);
-    const [first, second] = [file.slice(), file.slice()];
-    expect(await checkPdfStreamsOnce(first)).toEqual({ disabled: 1 });
-    expect(await checkPdfStreamsOnce(second)).toEqual({ disabled: 1 });
-    expect(Buffer.from(second).equals(Buffer.from(first))).toBe(true);
-    expect(Buffer.from(second).equals(Buffer.from(file))).toBe(false);
-  });
-
-  it('leaves a PDF within the budget as it was', () => {
-    const fine = twoPages(streamObject('/Filter /FlateDecode', deflateSync(text('Page two.'))));
-    const copy = fine.slice();
-    expect(checkPdfStreams(copy)).toEqual({ disabled: 0 });
-    expect(Buffer.from(copy).equals(Buffer.from(fine))).toBe(true);
-  });
-
-  it('counts LZW, run-length and hex-wrapped flate data, stage by stage', () => {
-    // The PDF reference's LZW example: 80 0B 60 50 22 0C 0C 85 01 is "-----A---B", ten bytes.
-    const lzw = pdfOf([streamObject('/Filter /LZWDecode', Uint8Array.of(0x80, 0x0b, 0x60, 0x50, 0x22, 0x0c, 0x0c, 0x85, 0x01))]);
-    expect(checkPdfStreams(lzw.slice(), 10).disabled).toBe(0);
-    expect(checkPdfStreams(lzw.slice(), 9).disabled).toBe(1);
-    // 128 copies of "A", then the end marker.
-    const runLength = pdfOf([streamObject('/Filter /RunLengthDecode', Uint8Array.of(0x81, 0x41, 0x80))]);
-    expect(checkPdfStreams(runLength.slice(), 128).disabled).toBe(0);
-    expect(checkPdfStreams(runLength.slice(), 127).disabled).toBe(1);
-    const hex = deflateSync(Buffer.alloc(5_000, 32)).toString('hex');
-    const wrapped = pdfOf([streamObject('/Filter [/ASCIIHexDecode /FlateDecode]', `${hex}>`)]);
-    expect(checkPdfStreams(wrapped.slice(), 5_000).disabled).toBe(0);
-    const disabledCopy = wrapped.slice();
-    expect(checkPdfStreams(disabledCopy, 4_999).disabled).toBe(1);
-    // The hex data now ends before it begins.
-    expect(Buffer.from(disabledCopy).includes(Buffer.from('stream\n>'))).toBe(true);
-  });
-
-  it('is not fooled by an `endstream` inside the data of a stream whose length is indirect', () => {
-    // A stored deflate block holding the word, then the bomb: pdf.js takes the length from object 2.
-    const stored = Buffer.from('\nendstream\n');
-    const header = Buffer.from([0x78, 0x01, 0x00, stored.length, 0, ~stored.length & 0xff, 0xff]);
-    const data = Buffer.concat([header, stored, deflateRawSync(spaces(20)), Buffer.alloc(4)]);
-    const file = pdfOf([
-      Buffer.concat([Buffer.from('<< /Length 2 0 R /Filter /FlateDecode >>\nstream\n'), data, Buffer.from('\nendstream')]),
-      String(data.length),
-    ]);
-    expect(checkPdfStreams(file.slice()).disabled).toBe(1);
   });
 });

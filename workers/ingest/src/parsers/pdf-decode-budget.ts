@@ -56,6 +56,8 @@ export class DecodeBudget {
   documentSpent = false;
   /** Every kind of refusal met, the opening of the file included. */
   readonly refusals = new Set<Refusal>();
+  /** A decode was refused since `startPage`. */
+  refusedOnPage = false;
   private page = 0;
 
   constructor(
@@ -68,6 +70,7 @@ export class DecodeBudget {
   startPage(page: number): void {
     this.page = page;
     this.pageBytes = 0;
+    this.refusedOnPage = false;
   }
 
   /** This step has decoded its share; the next step should read on. */
@@ -100,6 +103,7 @@ export class DecodeBudget {
 
   private refuse(refusal: Refusal): never {
     this.refusals.add(refusal);
+    this.refusedOnPage = true;
     throw new DecodeRefused(refusal);
   }
 }

@@ -148,7 +148,7 @@ async function parseDocument(
         const result = await withTimeout(
           (async () => {
             page = await pdf.getPage(pageNumber);
-            return parsePage(pdfjs, page, pageNumber, budget, fonts, warnings);
+            return parsePage(pdfjs, page, pageNumber, budget, fonts, warnings, decoding);
           })(),
           opts.pageTimeoutMs,
           `reading page ${pageNumber}`,
@@ -158,7 +158,10 @@ async function parseDocument(
         items = result.items;
       } catch (error) {
         failedPages++;
-        warnings.push(`Page ${pageNumber} could not be read: ${pageFailure(error, `page ${pageNumber}`)}`);
+        // A page the decoding budget stopped is the budget's to explain (decodeWarnings).
+        if (!decoding.refusedOnPage) {
+          warnings.push(`Page ${pageNumber} could not be read: ${pageFailure(error, `page ${pageNumber}`)}`);
+        }
       } finally {
         // Drops the page's decoded images and operator list; the next page starts from a clean slate.
         try {
@@ -177,7 +180,7 @@ async function parseDocument(
         if (block.text !== '') blocks.push(block);
       }
       docBudget.work(items);
-      if (decoding.stepSpent && pageNumber < last && !decoding.documentSpent) {
+      if (decoding.documentSpent || (decoding.stepSpent && pageNumber < last)) {
         stoppedAt = pageNumber;
         break;
       }
@@ -223,6 +226,7 @@ async function parsePage(
   budget: ImageBudget,
   fonts: Map<string, boolean>,
   warnings: string[],
+  decoding: DecodeBudget,
 ): Promise<PageResult> {
   const content = await page.getTextContent({ includeMarkedContent: false });
   // The operator list loads the page's fonts (whose names tell bold apart) and lists its images.
@@ -230,7 +234,9 @@ async function parsePage(
   try {
     operators = await page.getOperatorList();
   } catch (error) {
-    warnings.push(`Images on page ${pageNumber} could not be read: ${pageFailure(error, `images of page ${pageNumber}`)}`);
+    if (!decoding.refusedOnPage) {
+      warnings.push(`Images on page ${pageNumber} could not be read: ${pageFailure(error, `images of page ${pageNumber}`)}`);
+    }
   }
 
   const viewport = page.getViewport({ scale: 1 });

@@ -40,7 +40,7 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
       bytes: source.bytes,
       chunkSize: doc.chunk_size,
       fromPage,
-      before: { chunks: job.chunks_total, images: imagesSoFar },
+      before: { chunks: job.chunks_total, images: imagesSoFar, decodedBytes: job.decoded_bytes },
       source: { contentType: source.contentType, url: source.url, transferBytes: true, onImage: storeImage },
     },
     deps.budget,
@@ -92,6 +92,8 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
   await deps.db.saveRange(job.id, doc.id, chunks, range.warnings, {
     extractCursor: lastPage === undefined ? 1 : lastPage + 1,
     extracted,
+    // Set, not added: a range saved again after a retry counts once.
+    decodedBytes: job.decoded_bytes + range.decodedBytes,
   });
   const total = start + chunks.length;
   if (extracted && total === 0) {
