@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, db, makeAdmin, signUp, stack } from '../support/client.ts';
 import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
+import { newPage, pageAndScreenWidths, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
 
@@ -19,6 +19,8 @@ beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(() => browser?.close());
+// Every page of every journey runs under the app's Content-Security-Policy without a violation.
+afterEach(() => expect(takeCspViolations()).toEqual([]));
 
 async function signUpInBrowser(page: Page, email: string) {
   await page.getByRole('button', { name: 'Create one' }).click();

@@ -1,16 +1,27 @@
 import type { Browser, Locator, Page } from 'playwright-core';
+import { watchCspViolations } from './browser.ts';
 import { stack, type TestUser } from './client.ts';
 
 // What the browser tests of the web app share. Apart from test/support/browser.ts, which
 // web/screenshots.ts imports outside vitest, since these need the test stack.
 
-/** A fresh browser profile; every request it makes is recorded, to check that none leaves loopback. */
+/** What each page newPage() made reports, until takeCspViolations() collects it. */
+const watched: string[][] = [];
+
+/** Every CSP violation the pages reported since the last call, and a clean slate: checked after each test. */
+export const takeCspViolations = (): string[] => watched.splice(0).flatMap((violations) => violations.splice(0));
+
+/**
+ * A fresh browser profile; every request it makes is recorded, to check that none leaves loopback, and
+ * every Content-Security-Policy violation (takeCspViolations), to check that the app runs under its policy.
+ */
 export async function newPage(
   browser: Browser,
   viewport?: { width: number; height: number },
 ): Promise<{ page: Page; foreign: string[] }> {
   const context = await browser.newContext(viewport ? { viewport } : {});
   const page = await context.newPage();
+  watched.push(await watchCspViolations(page));
   const foreign: string[] = [];
   page.on('request', (request) => {
     const { hostname, protocol } = new URL(request.url());

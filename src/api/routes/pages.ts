@@ -1,12 +1,14 @@
 import { unavailable } from '#core/errors.ts';
 import { loadConfig } from '../config.ts';
 import type { App } from '../context.ts';
+import { pageSecurityHeaders } from '../middleware/page-security.ts';
 
 /**
  * The pages: the web app's and the API reference. The app's live under /app/, at /login and at
  * /join/<token>, apart from every API path, so a program and a browser asking for the same URL
  * never get different things. Each is the app's one HTML file from the static assets (web/, built
  * into web/dist); the app routes in the browser, and sends anyone without a session to /login.
+ * Each carries the pages' security headers (middleware/page-security.ts).
  */
 const PAGES: [path: string, file: string][] = [
   ['/app', '/app.html'],
@@ -29,12 +31,16 @@ export function registerPageRoutes(app: App) {
 
   for (const [path, file] of PAGES) {
     app.get(path, async (c) => {
-      const { ASSETS } = loadConfig(c.env);
+      const { ASSETS, SUPABASE_URL } = loadConfig(c.env);
       if (!ASSETS) throw unavailable('Pages are not set up on this deployment: the ASSETS binding is missing');
       const page = await ASSETS.fetch(new URL(file, c.req.url));
       return new Response(page.body, {
         status: page.status,
-        headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' },
+        headers: {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          ...pageSecurityHeaders(SUPABASE_URL),
+        },
       });
     });
   }
