@@ -38,6 +38,31 @@ describe('hostile files through the workers', () => {
     });
   });
 
+  it.each([
+    ['pdf-filter-name-escape', '16 MB'],
+    ['pdf-filter-indirect', '16 MB'],
+    ['pdf-filter-comment', '16 MB'],
+    ['pdf-rc4-empty-password', '16 MB'],
+    ['pdf-contents-8x15mb', '48 MB'],
+  ])('fails %s, whose bomb a scan of the bytes cannot see, by what pdf.js decodes', async (name, limit) => {
+    const job = await ingestFile(user.token, `${name}.pdf`, undefined, bytesOf(name));
+    expect(job).toMatchObject({
+      status: 'failed',
+      error_message: `The PDF could not be read: its content expands past ${limit} when decompressed`,
+    });
+  });
+
+  it('reads a PDF that decodes 30 MB a page over several steps, until the document has decoded 1 GB', async () => {
+    // About three pages a step (each step may decode 96 MB), the total kept on the job between steps.
+    const created = await upload(user.token, 'heavy.pdf', bytesOf('pdf-40-pages-of-15mb'));
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const job = await waitForJob(user.token, created.body.job_id, 170_000);
+    expect(job.status, job.error_message ?? '').toBe('partial');
+    expect(job.error_message).toBe(
+      'Partly ingested: The PDF expands past 1 GB when decompressed; the pages after that point were not read',
+    );
+  }, 180_000);
+
   it('reads the beginning of a DOCX paragraph of 1.2 million runs inside the isolate, and says so', async () => {
     const job = await ingestFile(user.token, 'runs.docx', undefined, bytesOf('docx-million-runs'));
     expect(job.status, job.error_message ?? '').toBe('partial');

@@ -2,7 +2,8 @@ import type { DecodeBudget } from './pdf-decode-budget.ts';
 import { plural } from './pdf-support.ts';
 import { ParseError } from './types.ts';
 
-const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+const mb = (bytes: number) =>
+  bytes >= 2 ** 30 ? `${Math.round(bytes / 2 ** 30).toLocaleString('en-US')} GB` : `${Math.round(bytes / 2 ** 20)} MB`;
 
 /** Pages listed by number in a warning; more are counted. */
 const LISTED_PAGES = 10;
