@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { hasFocus, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
+import { hasFocus, newPage, pageAndScreenWidths, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
 // made, shown once, used and revoked; webhooks registered, delivered to, paused, resumed and deleted.
@@ -15,6 +15,8 @@ beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(() => browser?.close());
+// The settings page runs under the app's Content-Security-Policy without a violation.
+afterEach(() => expect(takeCspViolations()).toEqual([]));
 
 /** A request with an API key, as a program would send it. */
 async function withKey(key: string, path: string): Promise<{ status: number; body: any }> {
