@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
+import type { EmbeddedTexts } from './embedded-texts.ts';
 import type { EmbeddingEngine } from './embedding-engine.ts';
 import { invalidRequest, modelNotFound, OpenAIError } from './errors.ts';
 import { parseBody } from './request.ts';
@@ -23,6 +24,8 @@ const embeddingsRequest = z.object({
 export interface EmbeddingsDeps {
   engine: EmbeddingEngine | null;
   unavailableReason?: string;
+  /** Notes every text embedded, for GET /devstack/embedded. */
+  embedded?: EmbeddedTexts;
 }
 
 function toBase64(vector: Float32Array): string {
@@ -61,6 +64,7 @@ export function embeddings(deps: EmbeddingsDeps) {
       );
     }
     const { vectors, tokens } = await engine.embed(texts);
+    deps.embedded?.record(texts);
     const base64 = request.encoding_format === 'base64';
     return c.json({
       object: 'list',

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { bearerAuth } from './auth.ts';
 import { chatCompletions, type TextEngine } from './chat-handler.ts';
+import { createEmbeddedTexts } from './embedded-texts.ts';
 import type { EmbeddingEngine } from './embedding-engine.ts';
 import { resolveEmbeddingSource } from './embedding-source.ts';
 import { startEmbeddingWorker } from './embedding-worker.ts';
@@ -123,7 +124,10 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
       throw new OpenAIError(404, 'invalid_request_error', `The model '${id}' does not exist`, 'model_not_found');
     return c.json({ id, object: 'model', created: 0, owned_by: 'devstack' });
   });
-  app.post('/v1/embeddings', embeddings({ engine, unavailableReason }));
+  const embedded = createEmbeddedTexts();
+  app.post('/v1/embeddings', embeddings({ engine, unavailableReason, embedded }));
+  // Not OpenAI's: how many embedding inputs contained a test's marker (embedded-texts.ts).
+  app.get('/devstack/embedded', (c) => c.json(embedded.containing(c.req.query('containing') ?? '')));
   app.post('/v1/chat/completions', chatCompletions({ models: chatModels, ocr, textEngine, imageLimits, log }));
   // A route rather than notFound(): a mounted app's notFound handler is not consulted by the parent.
   app.all('*', (c) =>

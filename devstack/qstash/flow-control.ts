@@ -91,11 +91,14 @@ export class Lane {
   private readonly rates = new Map<string, number>();
   private windowStart = 0;
   private windowCount = 0;
+  /** The limits last published, reported once nothing is owed (QStash keeps a key's configuration). */
+  private last: FlowControl | undefined;
 
   constructor(readonly key: string) {}
 
   /** A message of this lane is owed (published, retrying, or restored at start). */
   owe(control: FlowControl | undefined): void {
+    if (control) this.last = control;
     if (control?.parallelism) bump(this.parallelisms, control.parallelism, 1);
     if (control?.rate) bump(this.rates, rateKey(control), 1);
   }
@@ -104,11 +107,6 @@ export class Lane {
   settle(control: FlowControl | undefined): void {
     if (control?.parallelism) bump(this.parallelisms, control.parallelism, -1);
     if (control?.rate) bump(this.rates, rateKey(control), -1);
-  }
-
-  /** Whether nothing of this lane is owed or under way, so it may be forgotten. */
-  idle(): boolean {
-    return this.ready.size === 0 && this.inFlight === 0 && this.parallelisms.size === 0 && this.rates.size === 0;
   }
 
   /**
@@ -143,12 +141,13 @@ export class Lane {
   }
 
   info(now: number): LaneInfo {
-    const rate = this.rate();
+    const rate =
+      this.rate() ?? (this.last?.rate ? { rate: this.last.rate, periodMs: this.last.periodMs ?? DEFAULT_PERIOD_MS } : undefined);
     const windowOpen = rate !== undefined && now < this.windowStart + rate.periodMs;
     return {
       flowControlKey: this.key,
       waitListSize: this.ready.size,
-      parallelismMax: this.parallelismMax() ?? 0,
+      parallelismMax: this.parallelismMax() ?? this.last?.parallelism ?? 0,
       parallelismCount: this.inFlight,
       rateMax: rate?.rate ?? 0,
       rateCount: windowOpen ? this.windowCount : 0,

@@ -56,7 +56,7 @@ export const ConfigSchema = z.object({
   UPSTASH_REDIS_REST_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),
   /** Requests per minute per user, their bearer token and all their API keys together, on every endpoint. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
-  /** Questions per minute per API key or user on POST /query/, which spends model tokens; on top of the general limit. */
+  /** Questions per minute per user on POST /query/, which spends model tokens; on top of the general limit. */
   QUERY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Searches per minute per user on POST /query/search, which embeds the question; on top of the general limit. */
   SEARCH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),

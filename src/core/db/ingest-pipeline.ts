@@ -29,9 +29,15 @@ export interface ChunkRow {
   text: string | null;
   metadata: Record<string, unknown>;
   image_path: string | null;
+  /** An earlier chunk of the same heading path and text: its batch embeds this one with it. */
+  same_as: number | null;
 }
 
-export type NewChunk = ChunkRow;
+/** A copy (ChunkRow.same_as) as its original's batch reads it: its text is the original's, so it is not read. */
+export type CopyRow = Omit<ChunkRow, 'text'> & { same_as: number };
+
+/** Unset same_as: not a copy. */
+export type NewChunk = Omit<ChunkRow, 'same_as'> & { same_as?: number | null };
 
 export interface Progress {
   total: number;
@@ -62,10 +68,15 @@ export function createPipelineDb(sql: Sql) {
     warnings: string[],
     progress: { extractCursor: number; extracted: boolean; decodedBytes: number },
   ): Promise<void> {
-    const rows = chunks.map((chunk) => ({ ...chunk, document_id: documentId, metadata: sql.json(chunk.metadata as never) }));
+    const rows = chunks.map((chunk) => ({
+      ...chunk,
+      document_id: documentId,
+      metadata: sql.json(chunk.metadata as never),
+      same_as: chunk.same_as ?? null,
+    }));
     const inserted =
       rows.length > 0
-        ? sql`insert into document_chunks ${sql(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
+        ? sql`insert into document_chunks ${sql(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path', 'same_as')}
               on conflict do nothing returning 1`
         : sql`select 1 where false`;
     await sql`
@@ -118,10 +129,13 @@ export function createPipelineDb(sql: Sql) {
       if (chunks.length <= CHUNKS_PER_INSERT) return saveSmallRange(jobId, documentId, chunks, warnings, progress);
       await sql.begin(async (tx) => {
         for (let i = 0; i < chunks.length; i += CHUNKS_PER_INSERT) {
-          const rows = chunks
-            .slice(i, i + CHUNKS_PER_INSERT)
-            .map((chunk) => ({ ...chunk, document_id: documentId, metadata: tx.json(chunk.metadata as never) }));
-          await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path')}
+          const rows = chunks.slice(i, i + CHUNKS_PER_INSERT).map((chunk) => ({
+            ...chunk,
+            document_id: documentId,
+            metadata: tx.json(chunk.metadata as never),
+            same_as: chunk.same_as ?? null,
+          }));
+          await tx`insert into document_chunks ${tx(rows, 'document_id', 'chunk_index', 'vector_id', 'chunk_type', 'text', 'metadata', 'image_path', 'same_as')}
                    on conflict do nothing`;
         }
         await tx`update ingest_jobs
@@ -141,9 +155,33 @@ export function createPipelineDb(sql: Sql) {
 
     pendingChunks(documentId: string, from: number, to: number): Promise<ChunkRow[]> {
       return sql<ChunkRow[]>`
-        select chunk_index, vector_id, chunk_type, text, metadata, image_path from document_chunks
+        select chunk_index, vector_id, chunk_type, text, metadata, image_path, same_as from document_chunks
          where document_id = ${documentId} and chunk_index >= ${from} and chunk_index < ${to} and state = 'pending'
          order by chunk_index`;
+    },
+
+    /**
+     * The pending chunks of from..to that their batch writes itself: all but the copies (same_as) of chunks
+     * still pending, which those chunks' batches write. A copy of a chunk done already is the batch's own.
+     */
+    batchChunks(documentId: string, from: number, to: number): Promise<ChunkRow[]> {
+      return sql<ChunkRow[]>`
+        select c.chunk_index, c.vector_id, c.chunk_type, c.text, c.metadata, c.image_path, c.same_as
+          from document_chunks c
+         where c.document_id = ${documentId} and c.chunk_index >= ${from} and c.chunk_index < ${to} and c.state = 'pending'
+           and (c.same_as is null or not exists (
+                 select 1 from document_chunks o
+                  where o.document_id = c.document_id and o.chunk_index = c.same_as and o.state = 'pending'))
+         order by c.chunk_index`;
+    },
+
+    /** Pending copies of the chunks from..to, after chunk `after`, a page at a time; without their text (their chunk's). */
+    pendingCopies(documentId: string, range: { from: number; to: number }, after: number, limit: number): Promise<CopyRow[]> {
+      return sql<CopyRow[]>`
+        select chunk_index, vector_id, chunk_type, metadata, image_path, same_as from document_chunks
+         where document_id = ${documentId} and same_as >= ${range.from} and same_as < ${range.to}
+           and chunk_index > ${after} and state = 'pending'
+         order by chunk_index limit ${limit}`;
     },
 
     async markDone(documentId: string, described: { index: number; text: string }[], indexes: number[]): Promise<void> {

@@ -2,14 +2,15 @@ import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
-import { encodeDocument } from '#core/retrieval/sparse.ts';
-import { indexedText, type VectorMetadata, vectorMetadata } from '#core/retrieval/vector-metadata.ts';
+import { encodeRows, indexable, vectorRecord, writeCopies } from './chunk-copies.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 
 /**
  * Step 2, once per batch: describe images, embed, upsert, mark done. Upserts by a
- * deterministic id, so a retried batch overwrites what a crashed attempt wrote.
+ * deterministic id, so a retried batch overwrites what a crashed attempt wrote. Each
+ * distinct text is embedded once, and copies of the batch's chunks elsewhere in the
+ * document are written with them (chunk-copies.ts).
  */
 export async function embedBatch(
   deps: PipelineDeps,
@@ -18,7 +19,8 @@ export async function embedBatch(
   attempt: Attempt,
 ) {
   const doc = job.document;
-  const rows = await deps.db.pendingChunks(doc.id, range.from, range.to);
+  const namespace = namespaceFor(doc.collection_id, doc.user_id);
+  const rows = await deps.db.batchChunks(doc.id, range.from, range.to);
   const described: { index: number; text: string }[] = [];
   const failed: { index: number; error: string }[] = [];
 
@@ -37,28 +39,18 @@ export async function embedBatch(
   }
 
   const ready = rows.filter((row) => !failed.some((f) => f.index === row.chunk_index));
-  // The heading path is indexed with the text (both dense and sparse), since a passage
-  // often leaves its subject to the heading above it. What is shown stays the text alone.
-  const candidates = ready
-    .filter((row) => (row.text ?? '').trim() !== '')
-    .map((row) => ({ row, indexed: indexedText(row), sparse: encodeDocument(indexedText(row)) }));
-  const dense =
-    deps.models.embed && candidates.length > 0 ? await deps.models.embed(candidates.map((c) => c.indexed)) : undefined;
-  // A chunk of nothing but stopwords has no sparse terms; without a dense vector it cannot be indexed.
-  const indexable = candidates
-    .map((candidate, i) => ({ ...candidate, vector: dense?.[i] }))
-    .filter((candidate) => candidate.vector || candidate.sparse.indices.length > 0);
-  if (indexable.length > 0) {
-    await deps.vectors.upsert<VectorMetadata>(
-      namespaceFor(doc.collection_id, doc.user_id),
-      indexable.map(({ row, sparse, vector }) => ({
-        id: row.vector_id,
-        ...(vector ? { vector } : {}),
-        sparseVector: sparse,
-        metadata: vectorMetadata(doc.id, doc.name, row),
-      })),
-    );
-  }
+  const encoded = await encodeRows(deps, ready);
+  // Copies first: these chunks are marked done after them, so a batch cut short leaves none behind.
+  const originals = new Map(
+    ready.filter((row) => row.same_as === null).map((row) => [row.chunk_index, { row, encoded: encoded.get(row) }]),
+  );
+  const written = await writeCopies(deps, doc, namespace, range, originals);
+  const records = ready.flatMap((row) => {
+    const vectors = encoded.get(row);
+    return indexable(vectors) ? [vectorRecord(doc, row, vectors)] : [];
+  });
+  if (records.length > 0) await deps.vectors.upsert(namespace, records);
+  written.push(...records.map((record) => record.id));
 
   await deps.db.markDone(
     doc.id,
@@ -71,10 +63,7 @@ export async function embedBatch(
   // (or its collection) before it removes any vector, so a mark not seen here is one whose removal comes after
   // this upsert and takes these vectors with it.
   if (!(await deps.db.documentLive(doc.id))) {
-    await deps.vectors.delete(
-      namespaceFor(doc.collection_id, doc.user_id),
-      indexable.map(({ row }) => row.vector_id),
-    );
+    await deps.vectors.delete(namespace, written);
     return;
   }
   await finishIfComplete(deps, job);

@@ -1,9 +1,10 @@
 import { describeCause } from '#core/adapters/upstream-error.ts';
-import type { NewChunk, PipelineJob } from '#core/db/ingest-pipeline.ts';
+import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { quotaWarning } from '#core/ingest-quota.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { type ExtractedImage, ParseError } from '../parsers/types.ts';
+import { markCopies, writtenWithItsChunk } from './chunk-copies.ts';
 import type { PipelineDeps } from './deps.ts';
 import { embedBatch } from './embed.ts';
 import { finishIfComplete } from './finish.ts';
@@ -65,7 +66,7 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
 
   // Indices continue from the ranges before; a retried range gets the same ones.
   const start = job.chunks_total;
-  const chunks: NewChunk[] = [];
+  const chunks: ChunkRow[] = [];
   for (const chunk of range.chunks) {
     const index = start + chunk.index;
     chunks.push({
@@ -75,6 +76,7 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
       text: chunk.text,
       metadata: chunk.metadata as Record<string, unknown>,
       image_path: null,
+      same_as: null,
     });
   }
   for (const image of images) {
@@ -86,8 +88,10 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
       text: null,
       metadata: image.metadata,
       image_path: image.path,
+      same_as: null,
     });
   }
+  await markCopies(chunks);
 
   await deps.db.saveRange(job.id, doc.id, chunks, range.warnings, {
     extractCursor: lastPage === undefined ? 1 : lastPage + 1,
@@ -145,17 +149,24 @@ function imageMetadata(image: ExtractedImage): Record<string, unknown> {
   return { origin: image.origin, width: image.width, height: image.height, ...(image.page ? { page: image.page } : {}) };
 }
 
-/** Text chunks travel in batches; each image goes alone, since describing one is slow. */
-function batches(deps: PipelineDeps, job: PipelineJob, chunks: Pick<NewChunk, 'chunk_index' | 'chunk_type'>[]) {
+/**
+ * Text chunks travel in batches; each image goes alone, since describing one is slow. A copy of a
+ * pending chunk is written by that chunk's batch (chunk-copies.ts), so it needs none: a range may
+ * span copies, and other chunks that are not pending, without counting them.
+ */
+function batches(deps: PipelineDeps, job: PipelineJob, chunks: Pick<ChunkRow, 'chunk_index' | 'chunk_type' | 'same_as'>[]) {
+  const pending = new Set(chunks.map((chunk) => chunk.chunk_index));
   const ranges: { from: number; to: number }[] = [];
-  let open: { from: number; to: number } | undefined;
-  for (const { chunk_index, chunk_type } of chunks) {
-    const batchable = chunk_type === 'text';
-    if (open && batchable && chunk_index === open.to && open.to - open.from < deps.batchSize) {
-      open.to += 1;
+  let open: { from: number; to: number; size: number } | undefined;
+  for (const chunk of chunks) {
+    if (writtenWithItsChunk(chunk, pending)) continue;
+    const batchable = chunk.chunk_type === 'text';
+    if (open && batchable && open.size < deps.batchSize) {
+      open.to = chunk.chunk_index + 1;
+      open.size++;
       continue;
     }
-    open = { from: chunk_index, to: chunk_index + 1 };
+    open = { from: chunk.chunk_index, to: chunk.chunk_index + 1, size: 1 };
     ranges.push(open);
     if (!batchable) open = undefined;
   }
