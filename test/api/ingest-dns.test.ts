@@ -6,6 +6,7 @@ import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
+import { RetryLater } from '#core/qstash/worker-shell.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
 import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
@@ -145,8 +146,11 @@ describe('a DNS outage, then recovery: the redelivered step succeeds', () => {
     const step = { job_id: jobId, step: 'extract' } as const;
 
     const failure = await runStep(deps(), step, { retried: 0, final: false }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(FetchFailed);
-    expect(failure).toMatchObject({ reason: 'dns_failed', transient: true });
+    // Retried, naming how the job ends should QStash give up (its failure callback reads that back).
+    expect(failure).toBeInstanceOf(RetryLater);
+    expect(failure).toMatchObject({ finalMessage: 'The web address’s host name could not be looked up; try again later' });
+    expect((failure as RetryLater).cause).toBeInstanceOf(FetchFailed);
+    expect((failure as RetryLater).cause).toMatchObject({ reason: 'dns_failed', transient: true });
     const during = await api('GET', `/ingest/jobs/${jobId}`, { token: user.token });
     expect(during.body).toMatchObject({ status: 'processing', error_message: null });
 

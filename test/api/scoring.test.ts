@@ -265,12 +265,15 @@ describe('scorer failures', () => {
     });
   });
 
-  it('retries (500) before the last attempt and leaves the record unscored', async () => {
+  it('retries (500) and leaves the record unscored, whatever count the unsigned Upstash-Retried claims', async () => {
     const id = await insertEvaluation(FAITHFUL);
-    const response = await deliver(judge, '/score', scoreBody(id), { retried: 1 });
-    expect(response.status).toBe(500);
-    expect(JSON.stringify(response.body)).not.toContain(BAD_JUDGE);
-    expect((await evaluation(id))?.scored_at).toBeNull();
+    // 3 is QStash's last retry here: only the signed failure callback may end the record.
+    for (const retried of [1, 3, 99]) {
+      const response = await deliver(judge, '/score', scoreBody(id), { retried });
+      expect(response.status).toBe(500);
+      expect(JSON.stringify(response.body)).not.toContain(BAD_JUDGE);
+      expect(await evaluation(id)).toMatchObject({ scored_at: null, scorer_error: null });
+    }
   });
 
   it('records the failure from the failure callback when the last attempt could not', async () => {

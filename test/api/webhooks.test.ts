@@ -1,7 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
+import { WEBHOOK_PATH, WEBHOOK_RETRIES } from '#core/messages/webhooks.ts';
 import { type SeenIds, TOLERANCE_SECONDS, verifyWebhook } from '../../client/webhook-verify.ts';
+import { signDelivery } from '../../devstack/qstash/signature.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Job, queuedUrlJob, upload, waitForJob } from '../support/ingest.ts';
@@ -1032,6 +1034,46 @@ describe.concurrent('deliveries that take a while', () => {
     await sleep(2_000);
     expect((await deliveriesOf(user, hook.id)).find((d) => d.id === failed.id)).toMatchObject({ status: 'failed', attempts: 1 });
     expect(receiver.requests(path)).toEqual([]);
+  });
+
+  it('the last attempt is counted from our own records, never from the unsigned Upstash-Retried header', async () => {
+    const user = await signUp('hooks-retried');
+    const path = hookPath('retried');
+    receiver.answer(path, { status: 503 });
+    const hook = await register(user, path);
+    // A delivery as a job's ending writes it, marked queued so that only this test delivers it.
+    const jobId = randomUUID();
+    const payload = JSON.stringify({ event: 'ingest.succeeded', job_id: jobId, source: 'retried.txt' });
+    const [row] = await db()<{ id: string }[]>`
+      insert into webhook_deliveries (webhook_id, job_id, event, payload, queued_at)
+      values (${hook.id}, ${jobId}, 'ingest.succeeded', ${payload}, now()) returning id`;
+    const deliveryId = (row as { id: string }).id;
+    /** The delivery's queue message, signed as QStash signs it (its URL and body, not its headers). */
+    const deliver = async (headers: Record<string, string> = {}) => {
+      const bytes = new TextEncoder().encode(JSON.stringify({ delivery_id: deliveryId }));
+      const signature = await signDelivery(stack.qstashSigningKeys.current, `${stack.ingestUrl}${WEBHOOK_PATH}`, bytes);
+      const url = `${stack.ingestUrl}${WEBHOOK_PATH}`;
+      return (await fetch(url, { method: 'POST', headers: { 'upstash-signature': signature, ...headers }, body: bytes })).status;
+    };
+    const current = async () => (await deliveriesOf(user, hook.id)).find((d) => d.id === deliveryId);
+
+    // QStash's last retry of a delivery is its fifth: claimed by a header on the first attempt, it changes nothing.
+    expect(await deliver({ 'upstash-retried': String(WEBHOOK_RETRIES) })).toBe(500);
+    const retrying = await current();
+    expect(retrying).toMatchObject({ status: 'retrying', attempts: 1, response_status: 503 });
+    expect(retrying?.next_retry_at).not.toBeNull();
+
+    // As if five attempts had been made: by our count the next is the last, header or none.
+    await db()`update webhook_deliveries set attempts = ${WEBHOOK_RETRIES} where id = ${deliveryId}`;
+    expect(await deliver()).toBe(200);
+    expect(await current()).toMatchObject({
+      status: 'failed',
+      attempts: WEBHOOK_RETRIES + 1,
+      response_status: 503,
+      last_error: 'The receiver answered HTTP 503',
+      next_retry_at: null,
+    });
+    expect(receiver.requests(path)).toHaveLength(2);
   });
 
   it('the address policy applies at delivery: a URL now refused fails at once, without retries', async () => {

@@ -13,10 +13,47 @@ export interface DeliverySettings {
   nextSigningKey: string;
 }
 
-/** A delivery's place among QStash's attempts: the last one records a failure instead of retrying. */
+/**
+ * Where a run stands among its message's attempts: the last one records a failure instead of
+ * throwing for a retry. QStash's signature covers the URL and the body, not its `Upstash-Retried`
+ * header, so whoever replays a captured delivery within its signature's 5 minutes could claim any
+ * count, and make a passing failure final. The header is therefore never read: an ordinary delivery
+ * is not the last (NOT_LAST), and a message is ended for good by QStash's failure callback, whose
+ * body, signed, says how many attempts were made and what the last one answered.
+ */
 export interface Attempt {
+  /** Retries made before this run, as a signed source says: the failure callback's count, else 0. */
   retried: number;
   final: boolean;
+}
+
+/** Longer than any message of ours; what the failure callback reads back is no longer. */
+const MAX_FINAL_MESSAGE_CHARS = 1000;
+
+/** Every ordinary delivery: QStash retries it if it throws, and calls the failure callback after the last. */
+export const NOT_LAST: Attempt = { retried: 0, final: false };
+
+/** What QStash's failure callback says, signed, about a message every attempt of which failed. */
+export interface Ending {
+  /** Deliveries made, when QStash says. */
+  attempts: number | undefined;
+  /** The last attempt's RetryLater message, when its answer carried one. */
+  lastFailure: string | undefined;
+}
+
+/**
+ * Thrown to have QStash retry, naming how the message should end if this attempt was its last. The
+ * 500's body carries the message, and QStash hands that body back, signed, to the failure callback.
+ * Our own plain words only: it is stored as a user-facing message.
+ */
+export class RetryLater extends Error {
+  constructor(
+    readonly finalMessage: string,
+    options?: { cause?: unknown },
+  ) {
+    super(finalMessage, options);
+    this.name = 'RetryLater';
+  }
 }
 
 /**
@@ -29,8 +66,6 @@ export interface MessageRoute<D, M> {
   message: z.ZodType<M>;
   /** The 400's detail for a signed body that is not such a message. */
   refusal: string;
-  /** How often QStash retries it: the delivery after the last retry is the final attempt. */
-  retries: number;
   handle(deps: D, message: M, attempt: Attempt): Handled;
 }
 
@@ -38,8 +73,8 @@ export interface FailureRoute<D, M> {
   path: string;
   message: z.ZodType<M>;
   refusal: string;
-  /** Every delivery of `message` failed; `attempts` counts them when QStash says. */
-  handle(deps: D, message: M, attempts: number | undefined): Handled;
+  /** Every delivery of `message` failed: the one place a message is ended for good. */
+  handle(deps: D, message: M, ending: Ending): Handled;
 }
 
 export interface QStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M> {
@@ -56,8 +91,16 @@ export interface QStashWorker<C extends { HYPERDRIVE: { connectionString: string
   logLabel: string;
 }
 
-/** QStash's failure callback carries the original message base64-encoded, and how often it was retried. */
-const FailureCallback = z.object({ sourceBody: z.string(), retried: z.number().int().min(0).optional() });
+/**
+ * QStash's failure callback carries the original message and the last answer's body, both
+ * base64-encoded, and how often the message was retried.
+ */
+const FailureCallback = z.object({
+  sourceBody: z.string(),
+  retried: z.number().int().min(0).optional(),
+  body: z.string().optional(),
+});
+const RetryAnswer = z.object({ final_message: z.string().min(1).max(MAX_FINAL_MESSAGE_CHARS) });
 
 type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C; body: string } };
 
@@ -91,24 +134,29 @@ export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: s
     app.post(path, async (c) => {
       const message = parseMessage(route.message, c.var.body);
       if (!message) return c.json({ detail: route.refusal }, 400);
-      const retried = Number.parseInt(c.req.header('upstash-retried') ?? '0', 10) || 0;
-      return withDeps(c, (deps) => route.handle(deps, message, { retried, final: retried >= route.retries }));
+      return withDeps(c, (deps) => route.handle(deps, message, NOT_LAST));
     });
   }
 
   const failures = worker.failures;
   app.post(failures.path, async (c) => {
     const callback = parseMessage(FailureCallback, c.var.body);
-    const message = callback && parseMessage(failures.message, decodeSourceBody(callback.sourceBody));
+    const message = callback && parseMessage(failures.message, decodeBase64(callback.sourceBody));
     if (!message) return c.json({ detail: failures.refusal }, 400);
-    const attempts = callback.retried === undefined ? undefined : callback.retried + 1;
-    return withDeps(c, (deps) => failures.handle(deps, message, attempts));
+    const ending: Ending = {
+      attempts: callback.retried === undefined ? undefined : callback.retried + 1,
+      lastFailure: callback.body ? parseMessage(RetryAnswer, decodeBase64(callback.body))?.final_message : undefined,
+    };
+    return withDeps(c, (deps) => failures.handle(deps, message, ending));
   });
 
   app.onError((error, c) => {
     // A non-2xx makes QStash retry; the details stay in the log.
     console.error(worker.logLabel, error);
     if (error instanceof DomainError && error.kind === 'misconfigured') return c.json({ detail: error.message }, 500);
+    if (error instanceof RetryLater) {
+      return c.json({ detail: worker.retryDetail, final_message: error.finalMessage.slice(0, MAX_FINAL_MESSAGE_CHARS) }, 500);
+    }
     return c.json({ detail: worker.retryDetail }, 500);
   });
   return app;
@@ -157,7 +205,7 @@ function parseMessage<T>(schema: z.ZodType<T>, text: string): T | undefined {
   }
 }
 
-function decodeSourceBody(value: string): string {
+function decodeBase64(value: string): string {
   try {
     return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
   } catch {

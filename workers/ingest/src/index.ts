@@ -5,8 +5,8 @@ import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createSweepsDb, type SweepsDb } from '#core/db/sweeps.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
-import { FAILURE_PATH, type IngestMessage, STEP_PATH, STEP_RETRIES } from '#core/messages/ingest.ts';
-import { WEBHOOK_PATH, WEBHOOK_RETRIES, type WebhookMessage } from '#core/messages/webhooks.ts';
+import { FAILURE_PATH, type IngestMessage, STEP_PATH } from '#core/messages/ingest.ts';
+import { WEBHOOK_PATH, type WebhookMessage } from '#core/messages/webhooks.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { guardedFetch } from '#core/urls/guarded-fetch.ts';
@@ -59,19 +59,15 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
     };
   },
   routes: {
-    [STEP_PATH]: { message: StepMessage, refusal: 'Not an ingest message', retries: STEP_RETRIES, handle: runStep },
-    [WEBHOOK_PATH]: {
-      message: DeliveryMessage,
-      refusal: 'Not a webhook delivery message',
-      retries: WEBHOOK_RETRIES,
-      handle: deliverWebhook,
-    },
+    [STEP_PATH]: { message: StepMessage, refusal: 'Not an ingest message', handle: runStep },
+    [WEBHOOK_PATH]: { message: DeliveryMessage, refusal: 'Not a webhook delivery message', handle: deliverWebhook },
   },
   failures: {
     path: FAILURE_PATH,
     message: z.union([StepMessage, DeliveryMessage]),
     refusal: 'Not a failure callback for an ingest or webhook message',
-    handle: (deps, message) => ('delivery_id' in message ? giveUpDelivery(deps, message) : recordFailedStep(deps, message)),
+    handle: (deps, message, ending) =>
+      'delivery_id' in message ? giveUpDelivery(deps, message) : recordFailedStep(deps, message, ending),
   },
   retryDetail: 'Step failed; it will be retried',
   logLabel: 'ingest step failed:',

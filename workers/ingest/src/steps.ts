@@ -1,11 +1,11 @@
 import { TERMINAL } from '#core/db/ingest-pipeline.ts';
 import type { IngestMessage } from '#core/messages/ingest.ts';
-import type { Attempt } from '#core/qstash/worker-shell.ts';
+import { type Attempt, type Ending, RetryLater } from '#core/qstash/worker-shell.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete, settleEnded, takeBackIfGone } from './pipeline/finish.ts';
-import { failureDetail, JOB_MESSAGES, sortFailure } from './pipeline/job-messages.ts';
+import { failureDetail, JOB_MESSAGES, messageIfLast, sortFailure } from './pipeline/job-messages.ts';
 
 /**
  * Runs one delivered step. Returning means "done, do not retry"; throwing makes
@@ -28,7 +28,8 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
       // Deleted or cancelled while it ran (its rows could not be saved): take back the figures it stored.
       if (await takeBackIfGone(deps, document)) return;
       const failure = sortFailure(error, attempt);
-      if (failure.retry) throw error;
+      // Retried; should QStash give up, its failure callback ends the job with the message this names.
+      if (failure.retry) throw new RetryLater(messageIfLast(error), { cause: error });
       console.error(`job ${job.id}: extract failed for good: ${failureDetail(error)}`);
       return failJob(deps, job.id, document, failure.message);
     }
@@ -38,13 +39,27 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
   await embedBatch(deps, current, message, attempt);
 }
 
-/** QStash's failure callback: every retry of a step failed, so record it rather than wait forever. */
-export async function recordFailedStep(deps: PipelineDeps, message: IngestMessage): Promise<void> {
+/**
+ * QStash's failure callback: every attempt of a step failed, so end it rather than wait forever. An
+ * extract step ends its job with what its last attempt said a failure of that kind means (a DNS
+ * outage that outlasted the retries says so), never running again what may have crashed the
+ * isolate. An embed step gets its final run here: what can be indexed is, and an image still
+ * undescribed is recorded as lost without asking the vision model again (every attempt did); if
+ * even that fails, the whole batch is.
+ */
+export async function recordFailedStep(deps: PipelineDeps, message: IngestMessage, ending: Ending): Promise<void> {
   const job = await deps.db.job(message.job_id);
   if (!job) return;
   if (TERMINAL.includes(job.status)) return settleEnded(deps, job);
   if (message.step === 'extract' || !job.document) {
-    return failJob(deps, job.id, job.document, JOB_MESSAGES.workerFailed);
+    return failJob(deps, job.id, job.document, ending.lastFailure ?? JOB_MESSAGES.workerFailed);
+  }
+  const final: Attempt = { retried: Math.max(0, (ending.attempts ?? 1) - 1), final: true };
+  const models = { ...deps.models, describeImage: () => Promise.reject(new Error('not described by any attempt')) };
+  try {
+    return await embedBatch({ ...deps, models }, { ...job, document: job.document }, message, final);
+  } catch (error) {
+    console.error(`job ${job.id}: embed ${message.from}–${message.to - 1} failed for good: ${failureDetail(error)}`);
   }
   await deps.db.markFailed(
     job.document.id,

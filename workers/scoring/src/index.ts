@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { createEvaluationsDb } from '#core/db/scoring.ts';
 import { createSweepsDb } from '#core/db/sweeps.ts';
-import { SCORE_FAILURE_PATH, SCORE_PATH, SCORE_RETRIES, type ScoreMessage } from '#core/messages/scoring.ts';
+import { SCORE_FAILURE_PATH, SCORE_PATH, type ScoreMessage } from '#core/messages/scoring.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { createScorer } from './choose-scorer.ts';
 import { loadScoringConfig, type ScoringConfig } from './config.ts';
@@ -33,15 +33,16 @@ const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
     [SCORE_PATH]: {
       message: Message,
       refusal: 'Not a scoring message',
-      retries: SCORE_RETRIES,
-      handle: async (deps, message, attempt) => ({ outcome: await scoreEvaluation(deps, message.evaluation_id, attempt) }),
+      handle: async (deps, message) => ({ outcome: await scoreEvaluation(deps, message.evaluation_id) }),
     },
   },
   failures: {
     path: SCORE_FAILURE_PATH,
     message: Message,
     refusal: 'Not a failure callback for a scoring message',
-    handle: async (deps, message, attempts) => ({ outcome: await recordFailedScoring(deps, message.evaluation_id, attempts) }),
+    handle: async (deps, message, ending) => ({
+      outcome: await recordFailedScoring(deps, message.evaluation_id, ending.attempts),
+    }),
   },
   retryDetail: 'Scoring failed; it will be retried',
   logLabel: 'scoring failed:',

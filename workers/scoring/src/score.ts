@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
 import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
-import type { Attempt } from '#core/qstash/worker-shell.ts';
 import type { Scorer } from './choose-scorer.ts';
 
 export interface ScoringDeps {
@@ -28,29 +27,23 @@ export function failedAfter(attempts?: number): string {
 
 /**
  * Scores one evaluation record and stores the result. Returning means "done, do not retry";
- * throwing makes QStash retry, so on the final attempt a scorer failure is recorded instead.
- * A record that is gone or already scored is left alone, so duplicate deliveries change nothing.
+ * a scorer failure throws, so that QStash retries it, and once every attempt has failed its
+ * failure callback records it (recordFailedScoring). A record that is gone or already scored is
+ * left alone, so duplicate deliveries change nothing.
  */
-export async function scoreEvaluation(deps: ScoringDeps, id: string, attempt: Attempt): Promise<Outcome> {
+export async function scoreEvaluation(deps: ScoringDeps, id: string): Promise<Outcome> {
   const row = await deps.db.load(id);
   if (!row || row.scored_at !== null) return 'skipped';
   const input = scoreInput(row);
   // No retry can repair the stored data.
   if (!input) return (await deps.db.saveError(id, deps.scorer.name, MALFORMED)) ? 'failed' : 'skipped';
 
-  let scores: Awaited<ReturnType<Scorer['score']>>;
-  try {
-    scores = await deps.scorer.score(input);
-  } catch (error) {
-    if (!attempt.final) throw error;
-    // The upstream's own words stay in the log: they may quote the prompt or name internal hosts.
-    console.error(`scoring ${id} failed on its last attempt:`, error);
-    return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempt.retried + 1))) ? 'failed' : 'skipped';
-  }
+  // A failure's own words (they may quote the prompt or name internal hosts) stay in the log.
+  const scores = await deps.scorer.score(input);
   return (await deps.db.saveScores(id, scores, deps.scorer.name)) ? 'scored' : 'skipped';
 }
 
-/** QStash's failure callback: every attempt failed (the last one could not even record it), so mark the record now. */
+/** QStash's failure callback: every attempt failed, so mark the record now. */
 export async function recordFailedScoring(deps: ScoringDeps, id: string, attempts?: number): Promise<Outcome> {
   return (await deps.db.saveError(id, deps.scorer.name, failedAfter(attempts))) ? 'failed' : 'skipped';
 }

@@ -42,6 +42,15 @@ export function sortFailure(error: unknown, attempt: Attempt): StepFailure {
   return attempt.final ? { retry: false, message: JOB_MESSAGES.workerFailed } : { retry: true };
 }
 
+/**
+ * The message a job ends with if this retried failure's attempt turns out to be the last: the step
+ * names it in its answer, and QStash's failure callback hands it back.
+ */
+export function messageIfLast(error: unknown): string {
+  const failure = sortFailure(error, { retried: 0, final: true });
+  return failure.retry ? JOB_MESSAGES.workerFailed : failure.message;
+}
+
 /** Longer than any message of ours; a list of lost parts past it is cut, not stored whole. */
 const MAX_MESSAGE_CHARS = 2000;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this removes
