@@ -54,7 +54,7 @@ export const MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024;
  * a page of flate-compressed photos a few megabytes.
  */
 export const MAX_PDF_PAGE_DECODED_BYTES = 48 * 1024 * 1024;
-export const MAX_PDF_STEP_DECODED_BYTES = 96 * 1024 * 1024;
+export const MAX_PDF_STEP_DECODED_BYTES = 64 * 1024 * 1024;
 export const MAX_PDF_DOCUMENT_DECODED_BYTES = 1024 * 1024 * 1024;
 
 /** Pages of a PDF read at most (a warning names the rest), as slides are capped for presentations. */

@@ -53,7 +53,7 @@ describe('hostile files through the workers', () => {
   });
 
   it('reads a PDF that decodes 30 MB a page over several steps, until the document has decoded 1 GB', async () => {
-    // About three pages a step (each step may decode 96 MB), the total kept on the job between steps.
+    // About two pages a step (each step may decode 64 MB), the total kept on the job between steps.
     const created = await upload(user.token, 'heavy.pdf', bytesOf('pdf-40-pages-of-15mb'));
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const job = await waitForJob(user.token, created.body.job_id, 170_000);
