@@ -1,10 +1,11 @@
 /**
  * The memory of reading one large fetched page, in a fresh Node process: a body of `--mb` MB
- * streamed in pieces of 1 MB, its length declared (or not, with `--chunked`), read by the
- * ingest worker's guarded fetch. Garbage is collected before each piece is sent, so the peak is
+ * streamed in pieces of 1 MB, its length declared (or not, with `--chunked`; or declared as a
+ * quarter of it under `content-encoding: gzip`, with `--gzip`, as fetch hands over a decoded
+ * body), read by the ingest worker's guarded fetch. Garbage is collected before each piece is sent, so the peak is
  * what reading the body holds at once, not what it already let go of.
  *
- *   node --expose-gc --import tsx bench/hostile-url-probe.ts --mb 48 [--chunked]
+ *   node --expose-gc --import tsx bench/hostile-url-probe.ts --mb 48 [--chunked | --gzip]
  *
  * Prints one JSON line: the body's size, what was read, and the kernel's peak resident set over
  * the reading (VmHWM after a reset), above what the process held before it began.
@@ -27,7 +28,7 @@ function status(field: string): number {
 }
 
 async function main() {
-  const { mb, chunked } = readFlags({ mb: whole('48', 1, 50), chunked: toggle() });
+  const { mb, chunked, gzip } = readFlags({ mb: whole('48', 1, 50), chunked: toggle(), gzip: toggle() });
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) fail('run with --expose-gc');
   const size = mb * PIECE;
@@ -43,7 +44,12 @@ async function main() {
     },
   });
   const headers: Record<string, string> = { 'content-type': 'text/plain' };
-  if (!chunked) headers['content-length'] = String(size);
+  if (gzip) {
+    headers['content-encoding'] = 'gzip';
+    headers['content-length'] = String(size / 4);
+  } else if (!chunked) {
+    headers['content-length'] = String(size);
+  }
   gc();
   const before = status('VmRSS');
   writeFileSync('/proc/self/clear_refs', '5');

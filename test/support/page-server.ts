@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { freePort } from '../../devstack/ports.ts';
@@ -43,6 +44,27 @@ export async function startPageServer() {
     if (!bytes) return c.notFound();
     const type = TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream';
     return c.body(new Uint8Array(bytes), 200, { 'content-type': type });
+  });
+  // The same fixtures without a length (in pieces, chunked) or gzip-compressed (the length is the
+  // compressed body's): bodies whose size is known only once they are read.
+  app.get('/chunked/:name', async (c) => {
+    const bytes = await readFile(`${DOCS_DIR}${c.req.param('name').replace(/[^\w.-]/g, '')}`).catch(() => null);
+    if (!bytes) return c.notFound();
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + 16 * 1024)));
+        at += 16 * 1024;
+      },
+    });
+    return c.body(body, 200, { 'content-type': TYPES[c.req.param('name').split('.').pop() ?? ''] ?? 'application/octet-stream' });
+  });
+  app.get('/gzip/:name', async (c) => {
+    const bytes = await readFile(`${DOCS_DIR}${c.req.param('name').replace(/[^\w.-]/g, '')}`).catch(() => null);
+    if (!bytes) return c.notFound();
+    const type = TYPES[c.req.param('name').split('.').pop() ?? ''] ?? 'application/octet-stream';
+    return c.body(new Uint8Array(gzipSync(bytes)), 200, { 'content-type': type, 'content-encoding': 'gzip' });
   });
   // A webhook receiver that takes everything, for registrations whose deliveries no test reads.
   app.post('/hook', (c) => c.body(null, 204));

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsError } from '#core/urls/dns.ts';
 import { FetchFailed, FetchRefused, formatBytes, type GuardedFetchOptions, guardedFetch } from '#core/urls/guarded-fetch.ts';
@@ -13,6 +14,12 @@ let otherOrigin: string;
 const hits: string[] = [];
 let streamedBytes = 0;
 let streamClosed: Promise<void> = Promise.resolve();
+
+/** 3 MB of text in 64 KB writes, for the bodies sent without a length or compressed. */
+const LONG_PAGE = Buffer.from(Array.from({ length: 3 * 16_384 }, (_, i) => `line ${String(i).padStart(58, '0')}\n`).join(''));
+const GZIPPED = gzipSync(LONG_PAGE);
+// 40 MB of zeros, gzipped to about 40 KB: a small download that decodes past any cap.
+const GZIP_BOMB = gzipSync(Buffer.alloc(40 * 1024 * 1024));
 
 const zone: Record<string, string[]> = {
   'public.example.test': ['93.184.216.34'],
@@ -75,6 +82,20 @@ function routes(req: IncomingMessage, res: ServerResponse) {
       res.write('<p>only the start');
       setTimeout(() => res.destroy(), 20);
       return;
+    case '/chunked': {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      for (let i = 0; i < LONG_PAGE.length; i += 65_536) res.write(LONG_PAGE.subarray(i, i + 65_536));
+      return res.end();
+    }
+    case '/gzipped':
+      // The declared length is the compressed body's; fetch hands over the decoded one.
+      return res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(GZIPPED.length) })
+        .end(GZIPPED);
+    case '/gzip-bomb':
+      return res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(GZIP_BOMB.length) })
+        .end(GZIP_BOMB);
     case '/silent':
       return; // never answers
     default:
@@ -199,6 +220,25 @@ describe('guardedFetch', () => {
     await streamClosed;
     // The connection was dropped, not drained: the server stopped soon after the cap.
     expect(streamedBytes).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  // How much memory each takes is test/unit/hostile-files.test.ts's (bench/hostile-url-probe.ts).
+  it('reads a body without a length, or compressed, whole and exact', async () => {
+    for (const path of ['/chunked', '/gzipped']) {
+      const page = await guardedFetch(`${siteOrigin}${path}`, options({ maxBytes: 4 * 1024 * 1024 }));
+      expect(Buffer.from(page.bytes).equals(LONG_PAGE), path).toBe(true);
+    }
+  });
+
+  it('counts a compressed body as it decodes: a small download that decodes past the cap is refused', async () => {
+    expect(GZIP_BOMB.length).toBeLessThan(100 * 1024);
+    const error = await failure(guardedFetch(`${siteOrigin}/gzip-bomb`, options({ maxBytes: 1024 * 1024 })));
+    expect(error).toMatchObject({ reason: 'too_large', message: 'The page is larger than 1 MB' });
+    // Without a length, the count alone decides: one byte over the cap is refused, the cap itself is not.
+    const over = await failure(guardedFetch(`${siteOrigin}/chunked`, options({ maxBytes: LONG_PAGE.length - 1 })));
+    expect(over).toMatchObject({ reason: 'too_large' });
+    const fits = await guardedFetch(`${siteOrigin}/chunked`, options({ maxBytes: LONG_PAGE.length }));
+    expect(fits.bytes.byteLength).toBe(LONG_PAGE.length);
   });
 
   it('gives up on a server that never answers', async () => {
