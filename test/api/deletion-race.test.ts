@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adaptersFor } from '#core/adapters/index.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
@@ -7,12 +8,14 @@ import { createCollectionRepo } from '#core/db/collections.ts';
 import { createDocumentRepo } from '#core/db/documents.ts';
 import { createPipelineDb, type PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
+import { createJobRepo } from '#core/db/jobs.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import type { Caller } from '../../src/api/auth/caller.ts';
 import { createAccessService } from '../../src/api/services/access.ts';
 import { createCollectionService } from '../../src/api/services/collections.ts';
+import { createIngestService } from '../../src/api/services/ingest.ts';
 import { createPurge } from '../../src/api/services/purge.ts';
 import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
 import { embedBatch } from '../../workers/ingest/src/pipeline/embed.ts';
@@ -45,6 +48,26 @@ const adapters = adaptersFor({
 const pipelineDb = createPipelineDb(sql);
 const documents = createDocumentRepo(sql);
 const collections = createCollectionRepo(sql);
+
+/** workerd's crypto.DigestStream, which Node lacks: the ingest service hashes an upload as it stores it. */
+class DigestStream extends WritableStream<Uint8Array> {
+  readonly digest: Promise<ArrayBuffer>;
+  constructor(algorithm: string) {
+    const hash = createHash(algorithm.replace('-', '').toLowerCase());
+    let resolve!: (digest: ArrayBuffer) => void;
+    const digest = new Promise<ArrayBuffer>((done) => {
+      resolve = done;
+    });
+    super({
+      write: (chunk) => {
+        hash.update(chunk);
+      },
+      close: () => resolve(new Uint8Array(hash.digest()).buffer),
+    });
+    this.digest = digest;
+  }
+}
+if (!('DigestStream' in crypto)) Object.defineProperty(crypto, 'DigestStream', { value: DigestStream });
 
 /** A point one side waits at until the test opens it; `reached` resolves once the side is waiting there. */
 function gate() {
@@ -306,6 +329,73 @@ describe('a collection deleted while an embed step upserts into its namespace (t
     await embedding;
     expect(await namespaceVectors(collectionId)).toBe(0);
     expect(await objectsUnder(collectionId)).toEqual([]);
+  });
+
+  it('an upload that passed its check before the deletion began, and stored its file after the folder went, leaves nothing', async () => {
+    const collectionId = await createCollection(user);
+    const putAt = gate();
+    const store: ObjectStore = {
+      ...adapters.store,
+      async put(key, body, contentType) {
+        await putAt.wait();
+        return adapters.store.put(key, body, contentType);
+      },
+    };
+    const ingest = createIngestService({
+      access: createAccessService(collections),
+      documents,
+      jobs: createJobRepo(sql),
+      deliveries: createDeliveryRepo(sql),
+      purge: createPurge({ documents, store: adapters.store, vectors: adapters.vectors }),
+      quota: createQuotaRepo(sql),
+      chunksPerDay: DAILY_INGEST_CHUNKS,
+      store,
+      queue: adapters.queue,
+      workerUrl: stack.ingestUrl,
+      checkUrl: () => Promise.reject(new Error('not used')),
+    });
+    const bytes = new TextEncoder().encode('The late ledger: entries that arrived as the collection went.\n');
+    const uploading = ingest.uploadFile(callerOf(user), collectionId, async () => ({
+      filename: 'late.txt',
+      body: new Blob([bytes]).stream(),
+      size: () => bytes.byteLength,
+      tooLarge: () => false,
+      settle: () => Promise.resolve(),
+    }));
+    // Its checks passed; its file waits to be stored.
+    await Promise.race([
+      putAt.reached,
+      uploading.then(
+        () => Promise.reject(new Error('answered before storing its file')),
+        (error: unknown) => Promise.reject(error),
+      ),
+    ]);
+
+    // The deletion runs up to its last step: marked, namespace and folder gone, the row still there.
+    const rowAt = gate();
+    const removing = createCollectionService({
+      collections: {
+        ...collections,
+        async delete(id: string) {
+          await rowAt.wait();
+          return collections.delete(id);
+        },
+      },
+      access: createAccessService(collections),
+      store: adapters.store,
+      vectors: adapters.vectors,
+    }).delete(callerOf(user), collectionId);
+    await rowAt.reached;
+
+    putAt.open();
+    await expect(uploading).rejects.toMatchObject({ kind: 'not_found' });
+    rowAt.open();
+    await removing;
+    expect(await objectsUnder(collectionId)).toEqual([]);
+    const [rows] = await sql<{ documents: number; jobs: number }[]>`
+      select (select count(*)::int from documents where collection_id = ${collectionId}) as documents,
+             (select count(*)::int from ingest_jobs where collection_id = ${collectionId}) as jobs`;
+    expect(rows).toEqual({ documents: 0, jobs: 0 });
   });
 
   it('a deletion that failed part-way is finished by the same DELETE', async () => {

@@ -169,6 +169,14 @@ export function createIngestService(deps: IngestDeps) {
         if (isUniqueViolation(error, 'ingest_jobs_replacing_idx')) throw conflict(STILL_REPLACED);
         throw error;
       });
+    // A collection whose deletion began since `target` looked may have removed its folder before this file was
+    // stored there: the rows go again (the callers remove the file), rather than leave it behind once the
+    // collection's rows cascade.
+    if (doc.collection_id && (await documents.live([doc.id])).size === 0) {
+      await jobs.delete(jobId);
+      await documents.delete(doc.id);
+      throw notFound('Collection');
+    }
     try {
       await queue.publish([stepMessage(workerUrl, { job_id: jobId, step: 'extract' }, caller.id)]);
     } catch (error) {
