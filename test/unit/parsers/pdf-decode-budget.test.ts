@@ -99,6 +99,13 @@ describe('what pdf.js decompresses, counted inside pdf.js', () => {
     expect(second).toMatchObject({ lastPage: 6, extracted: true, warnings: [] });
   });
 
+  it("empties pdf.js's caches once a page's worth has been decoded, and reads every page on", async () => {
+    // Each page decodes about 2 MB (text, then operators): the caches are emptied every other page.
+    const doc = await parsePdf(manyHeavyPagesPdf(6, 1), limited({ page: 3 * MB }));
+    expect(doc.warnings).toEqual([]);
+    expect(doc.blocks.map((b) => [b.text, b.page])).toEqual([1, 2, 3, 4, 5, 6].map((page) => ['Text before the bomb.', page]));
+  });
+
   it('stops the document once it has decoded its budget over all its steps', async () => {
     const file = manyHeavyPagesPdf(6, 1);
     const limits = limited({ document: 7 * MB });

@@ -112,6 +112,12 @@ export class DecodeBudget {
 let current: DecodeBudget | undefined;
 /** The parses queued in this isolate, each starting when the one before it has ended. */
 let queue: Promise<unknown> = Promise.resolve();
+/**
+ * How long a parse waits for the one before it. A request cancelled mid-parse (its caller gone)
+ * never ends its parse, and must not hold every later one; past this wait the next starts anyway,
+ * and what a parse still running decodes is then charged to the newer budget, which errs on the safe side.
+ */
+const MAX_WAIT_MS = 60_000;
 
 /**
  * Runs `work` (which drives pdf.js) once the isolate's earlier parses have ended, with every byte
@@ -120,16 +126,27 @@ let queue: Promise<unknown> = Promise.resolve();
  */
 export function withDecodeBudget<T>(budget: DecodeBudget, work: () => Promise<T>): Promise<T> {
   installTrap();
-  const run = queue.then(async () => {
+  const before = queue;
+  const run = (async () => {
+    await waitAtMost(before, MAX_WAIT_MS);
     current = budget;
     try {
       return await work();
     } finally {
-      current = undefined;
+      if (current === budget) current = undefined;
     }
-  });
+  })();
   queue = run.catch(() => undefined);
   return run;
+}
+
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([promise, elapsed]);
+  if (timer !== undefined) clearTimeout(timer);
 }
 
 /** Whether pdf.js's decoding class has been found and wrapped (after the first stream it decoded). */

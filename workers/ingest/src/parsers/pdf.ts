@@ -135,6 +135,8 @@ async function parseDocument(
   let imageCount = 0;
   // A range whose decoding share ran out before its last page: where it stopped.
   let stoppedAt: number | undefined;
+  // What was decoded when pdf.js's caches were last emptied.
+  let decodedAtCleanup = decoding.stepBytes;
 
   await docBudget.untilAsync(async () => {
     for (let pageNumber = first; pageNumber <= last; pageNumber++) {
@@ -183,6 +185,12 @@ async function parseDocument(
       if (decoding.documentSpent || (decoding.stepSpent && pageNumber < last)) {
         stoppedAt = pageNumber;
         break;
+      }
+      // pdf.js keeps what pages share (fonts, repeated images) until the document is cleaned up, and a
+      // page's budget ends with the page: once a page's worth has been decoded, what is kept goes too.
+      if (decoding.stepBytes - decodedAtCleanup >= limits.decode.page) {
+        await pdf.cleanup().catch(() => undefined);
+        decodedAtCleanup = decoding.stepBytes;
       }
     }
   });
