@@ -204,7 +204,9 @@ describe.skipIf(!hasRedis)('rate limits', () => {
     const refused = await call(limited, 'GET', '/collections/', from(guesser, { Authorization: `Bearer ${forged}` }));
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'rate_limited' });
-    expect(refused.body.detail).toMatch(/^Too many failed authentications from this address: at most 5 a minute; try again in \d+ s$/);
+    expect(refused.body.detail).toMatch(
+      /^Too many failed authentications from this address: at most 5 a minute; try again in \d+ s$/,
+    );
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60 / FAILURES);
