@@ -4,17 +4,26 @@ import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 import { hasFocus, newPage, pageAndScreenWidths, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
 // made, shown once, used and revoked; webhooks registered, delivered to, paused, resumed and deleted.
 
 let browser: Browser;
+/** Where this file's webhooks go: an origin trusted for webhooks, answering 204. */
+let receiver: WebhookReceiver | undefined;
 
 beforeAll(async () => {
   if (!chromiumAvailable) return;
   browser = await launchChromium();
 });
 afterAll(() => browser?.close());
+beforeAll(async () => {
+  if (!chromiumAvailable) return;
+  receiver = await startWebhookReceiver(stack.settingsReceiverUrl);
+  receiver.answer('/hook', { status: 204 });
+});
+afterAll(() => receiver?.close());
 // The settings page runs under the app's Content-Security-Policy without a violation.
 afterEach(() => expect(takeCspViolations()).toEqual([]));
 
@@ -115,7 +124,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
         true,
       );
     }
-    const url = `${stack.receiverUrl}/hook`;
+    const url = `${stack.settingsReceiverUrl}/hook`;
     await form.getByLabel('URL').fill(url);
     await form.getByRole('button', { name: 'Register webhook' }).click();
 
@@ -125,7 +134,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     expect(await hasFocus(field)).toBe(true);
     const box = page.getByRole('region', { name: `The signing secret for ${url}` });
     expect(await box.textContent()).toContain('Copy it now: it will not be shown again.');
-    expect(await box.textContent()).toContain('X-Service-Signature: sha256=<hex>');
+    expect(await box.textContent()).toContain('webhook-signature: v1,<base64>');
     const hooks = page.getByRole('list', { name: 'Webhooks' });
     await expect.poll(() => hooks.textContent()).toContain(url);
     const row = (await hooks.getByRole('listitem').first().textContent()) as string;
@@ -210,7 +219,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     const hook = await api('POST', '/webhooks/', {
       token: user.token,
       body: {
-        url: `${stack.receiverUrl}/hook?receiver=${'a-long-query-string-without-spaces-'.repeat(3)}`,
+        url: `${stack.settingsReceiverUrl}/hook?receiver=${'a-long-query-string-without-spaces-'.repeat(3)}`,
         events: ['ingest.succeeded', 'ingest.failed', 'ingest.partial'],
         collection_id: created.body.id,
       },

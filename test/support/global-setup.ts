@@ -37,6 +37,8 @@ declare module 'vitest' {
        * its own webhook receiver there (test/support/webhook-receiver.ts); one test file at a time uses it.
        */
       receiverUrl: string;
+      /** Another origin trusted for webhooks, for the one other file that needs a receiver (web-settings.test.ts). */
+      settingsReceiverUrl: string;
       faultsUrl: string;
       /** The API worker's settings, for tests that start their own copy with one changed. */
       apiVars: Record<string, string>;
@@ -69,11 +71,12 @@ export default async function setup(project: TestProject) {
   const pages = await startPageServer();
   cleanups.unshift(() => pages.stop());
   const receiverUrl = `http://127.0.0.1:${await freePort()}`;
+  const settingsReceiverUrl = `http://127.0.0.1:${await freePort()}`;
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl, qstashBackoffMs: fastRetries },
     vars: {
       INGEST_TRUSTED_ORIGINS: pages.url,
-      WEBHOOK_TRUSTED_ORIGINS: receiverUrl,
+      WEBHOOK_TRUSTED_ORIGINS: `${receiverUrl},${settingsReceiverUrl}`,
       ...UNLIMITED_RATES,
     },
     quiet: true,
@@ -112,6 +115,7 @@ export default async function setup(project: TestProject) {
     modelApiKey: stack.keys.services.modelApiKey,
     pagesUrl: pages.url,
     receiverUrl,
+    settingsReceiverUrl,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
     apiVars: deployment.apiVars,
   });
