@@ -66,8 +66,6 @@ export async function startPageServer() {
     const type = TYPES[c.req.param('name').split('.').pop() ?? ''] ?? 'application/octet-stream';
     return c.body(new Uint8Array(gzipSync(bytes)), 200, { 'content-type': type, 'content-encoding': 'gzip' });
   });
-  // A webhook receiver that takes everything, for registrations whose deliveries no test reads.
-  app.post('/hook', (c) => c.body(null, 204));
   app.get('/redirect', (c) => c.redirect(c.req.query('to') ?? '/article.html', 302));
   app.get('/status/:code', (c) => c.text('nope', Number(c.req.param('code')) as 404));
   app.get('/binary', (c) =>
