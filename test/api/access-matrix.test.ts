@@ -303,6 +303,8 @@ function keyExpectation(e: Endpoint, key: KeyCaller): number {
 
 let deadKeys: { revoked: string; expired: string };
 let liveOwnerKey: string;
+/** The keys made once for the whole file, which the fixtures' clean-up leaves. */
+let lastingKeyIds: string[];
 let otherCollection: string;
 
 async function createKey(
@@ -324,12 +326,14 @@ beforeAll(async () => {
   cast = { ...users, falseAdmin: { ...falseAdmin, token }, removed };
   const other = await api('POST', '/collections/', { token: cast.owner.token, body: { name: 'Elsewhere' } });
   otherCollection = other.body.id;
-  liveOwnerKey = (await createKey(cast.owner, ALL_SCOPES)).key;
+  const live = await createKey(cast.owner, ALL_SCOPES);
+  liveOwnerKey = live.key;
   const revoked = await createKey(cast.owner, ALL_SCOPES);
   expect((await api('DELETE', `/keys/${revoked.id}`, { token: cast.owner.token })).status).toBe(200);
   const expired = await createKey(cast.owner, ALL_SCOPES);
   await db()`update api_keys set expires_at = now() - interval '1 minute' where id = ${expired.id}`;
   deadKeys = { revoked: revoked.key, expired: expired.key };
+  lastingKeyIds = [live.id, revoked.id, expired.id];
 });
 
 /**
@@ -344,8 +348,9 @@ async function fixture(): Promise<Fixture> {
   expect(removal.status).toBe(200);
   const job = await queuedJob(cast.owner.id, fx.collectionId);
   const personal = await queuedJob(cast.owner.id, null);
-  // A user may have 20 webhooks; every fixture makes one for the owner.
+  // A user may have 20 webhooks and 50 active keys; every fixture makes one and several of them.
   await db()`delete from webhooks where user_id = ${cast.owner.id}`;
+  await db()`delete from api_keys where user_id in ${db()([cast.owner.id, cast.memberQuery.id])} and id not in ${db()(lastingKeyIds)}`;
   const hook = await api('POST', '/webhooks/', {
     token: cast.owner.token,
     body: { url: `${stack.receiverUrl}/hook`, events: ['ingest.failed'] },
