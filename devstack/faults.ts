@@ -4,9 +4,9 @@ const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postg
 /**
  * `auth` is the identity provider's JWKS endpoint only; sign-in and the admin API stay up.
  * `dns` is the DNS-over-HTTPS resolver; `match` a query name with `name=host`.
- * `postgres` is the database as the workers reach it (devstack/postgres-proxy.ts): setting it
- * drops their open connections, and each new one is refused while it lasts (`count` of them, if
- * given). `match` names a worker (`api`, `ingest`, `scoring`); there is no `method`. The
+ * `postgres` is the database as the workers reach it (devstack/postgres.ts): setting it resets
+ * their open connections before the call that set it returns, and each new one is refused while it
+ * lasts (`count` of them, if given). `match` names a worker (`api`, `ingest`, `scoring`); there is no `method`. The
  * devstack's own Auth keeps its direct connection, so sign-in still works.
  * `redis` is the Upstash Redis REST front, for the API's rate limiting with Redis down.
  */
@@ -45,7 +45,7 @@ const idOf = (f: { service: string; match?: string; method?: string }) => [f.ser
  */
 export function createFaults() {
   const faults = new Map<string, Fault>();
-  const onSet = new Map<FaultyService, (match?: string) => void>();
+  const onSet = new Map<FaultyService, (match?: string) => void | Promise<void>>();
 
   /** Counts the call against every fault it matches; the first with failures left decides it fails. */
   function trip(service: FaultyService, method: string, target: string): Fault | undefined {
@@ -108,8 +108,9 @@ export function createFaults() {
       failed: 0,
     };
     faults.set(idOf(fault), fault);
-    // An outage that starts now (not after `skip` calls) also ends what is under way.
-    if (fault.remaining > 0 && fault.skip === 0) onSet.get(fault.service)?.(fault.match);
+    // An outage that starts now (not after `skip` calls) also ends what is under way, before this
+    // answers: a test's next call must find the service down, not still finishing the old connection.
+    if (fault.remaining > 0 && fault.skip === 0) await onSet.get(fault.service)?.(fault.match);
     return c.json({ ok: true });
   });
   // The faults set and their counts; `remaining` is null while unlimited.
@@ -131,8 +132,11 @@ export function createFaults() {
   return {
     guard,
     admit,
-    /** What taking a service down does beyond refusing new calls (closing the database's open connections). */
-    onSet: (service: FaultyService, run: (match?: string) => void) => void onSet.set(service, run),
+    /**
+     * What taking a service down does beyond refusing new calls (resetting the database's open
+     * connections); setting the fault answers once what `run` returns has settled.
+     */
+    onSet: (service: FaultyService, run: (match?: string) => void | Promise<void>) => void onSet.set(service, run),
     app,
   };
 }

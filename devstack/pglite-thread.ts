@@ -23,16 +23,20 @@ export interface PGliteThreadOptions {
 export type PGliteThreadCommand =
   | { type: 'listen'; clients: string[] }
   | { type: 'admitted'; id: number; ok: boolean }
-  | { type: 'cut'; match?: string }
+  | { type: 'cut'; id: number; match?: string }
   | { type: 'stop' };
 
-/** From the thread: the answer to start-up, `listen` and `stop`, or a question about a new connection. */
+/**
+ * From the thread: the answer to start-up, `listen` and `stop`; a question about a new connection;
+ * or word that cut `id` is done (its connections reset).
+ */
 export type PGliteThreadReply =
   | { type: 'ready' }
   | { type: 'error'; error: string; code?: string }
   | { type: 'listening'; ports: Record<string, number> }
   | { type: 'stopped' }
-  | { type: 'admit'; id: number; client: string };
+  | { type: 'admit'; id: number; client: string }
+  | { type: 'cut'; id: number };
 
 const port = parentPort as NonNullable<typeof parentPort>;
 const options = workerData as PGliteThreadOptions;
@@ -63,7 +67,9 @@ try {
       questions.get(command.id)?.(command.ok);
       questions.delete(command.id);
     } else if (command.type === 'cut') {
+      // Answered once done, so that setting the fault returns only after the reset (devstack/postgres.ts).
       server.cut(command.match);
+      post({ type: 'cut', id: command.id });
     } else if (command.type === 'listen') {
       void Promise.all(command.clients.map(async (client) => [client, await server.listenFor(client, admit)] as const)).then(
         (ports) => post({ type: 'listening', ports: Object.fromEntries(ports) }),

@@ -1,6 +1,7 @@
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 import { SessionScheduler, type Turn } from './pglite-scheduler.ts';
+import { resetSocket } from './reset-socket.ts';
 
 // Start-up packets carry a code where messages carry a type.
 const PROTOCOL_3 = 196608;
@@ -49,7 +50,10 @@ export interface WireServer {
    * by `admit` before a byte is read: the devstack's `postgres` fault, without a relay in between.
    */
   listenFor(client: string, admit: (client: string) => Promise<boolean>): Promise<number>;
-  /** Resets the open connections of every named client whose name contains `match` (all without one). */
+  /**
+   * Resets the open connections of every named client whose name contains `match` (all without one).
+   * They are reset when it returns: a query sent after it gets no answer.
+   */
   cut(match?: string): void;
   waiting(): number;
   close(): Promise<void>;
@@ -93,18 +97,18 @@ export async function serveWireProtocol(db: PGlite, host: string, port: number):
         socket.on('error', () => {});
         void admit(client).then(
           (ok) => {
-            if (!ok || socket.destroyed) return socket.resetAndDestroy();
+            if (!ok || socket.destroyed) return resetSocket(socket);
             serve(socket, client);
             socket.resume();
           },
-          () => socket.resetAndDestroy(),
+          () => resetSocket(socket),
         );
       }, 0),
     cut: (match) => {
       for (const [socket, client] of sockets) {
         if (client === undefined || (match && !client.includes(match))) continue;
-        // A reset, not a polite FIN: to the client this is a server that is gone.
-        socket.resetAndDestroy();
+        // To the client this is a server that is gone; one that just sent Terminate is closing already.
+        resetSocket(socket);
       }
     },
     waiting: () => scheduler.waiting,

@@ -1,10 +1,14 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { resetSocket } from './reset-socket.ts';
 
 export interface PostgresProxy<C extends string> {
   /** Per client, the upstream's connection string with its own proxy port. */
   urls: Record<C, string>;
-  /** Destroys the open connections of every client whose name contains `match` (all without one), as a crashed server would. */
-  cut(match?: string): void;
+  /**
+   * Resets the open connections of every client whose name contains `match` (all without one), as a
+   * crashed server would. They are reset when the promise resolves: a query sent after it gets no answer.
+   */
+  cut(match?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -31,9 +35,9 @@ export async function startPostgresProxy<C extends string>(options: PostgresProx
 
   const relay = (name: C) => (client: Socket) => {
     if (!options.admit(name)) {
-      // A reset, not a polite FIN: to the client this is a server that is gone.
+      // To the client this is a server that is gone.
       client.on('error', () => {});
-      client.resetAndDestroy();
+      resetSocket(client);
       return;
     }
     const upstream = connect({ host: target.hostname, port: upstreamPort });
@@ -89,13 +93,13 @@ export async function startPostgresProxy<C extends string>(options: PostgresProx
       const [name, client, upstream] = entry;
       if (match && !name.includes(match)) continue;
       open.delete(entry);
-      client.resetAndDestroy();
-      upstream.resetAndDestroy();
+      resetSocket(client);
+      resetSocket(upstream);
     }
   };
   return {
     urls,
-    cut,
+    cut: async (match) => cut(match),
     stop: async () => {
       cut();
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

@@ -8,8 +8,8 @@ export interface RunningPostgres {
   engine: 'pglite' | 'postgres';
   /**
    * A port per named client (the workers), each new connection asked to `admit` first, and a
-   * way to cut a client's open connections: the devstack's `postgres` fault. PGlite's thread
-   * listens on them itself; any other Postgres is reached through a relay.
+   * way to cut a client's open connections (done when its promise resolves): the devstack's
+   * `postgres` fault. PGlite's thread listens on them itself; any other Postgres is reached through a relay.
    */
   gate<C extends string>(clients: readonly C[], admit: (client: C) => boolean): Promise<PostgresProxy<C>>;
   stop(): Promise<void>;
@@ -42,9 +42,16 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
     url,
     engine: 'pglite',
     gate: async <C extends string>(clients: readonly C[], admit: (client: C) => boolean) => {
+      /** Cuts sent to the thread and not yet done. */
+      const cuts = new Map<number, () => void>();
+      let nextCut = 1;
       thread.on('message', (message: PGliteThreadReply) => {
-        if (message.type !== 'admit') return;
-        send(thread, { type: 'admitted', id: message.id, ok: admit(message.client as C) });
+        if (message.type === 'admit') send(thread, { type: 'admitted', id: message.id, ok: admit(message.client as C) });
+        if (message.type === 'cut') cuts.get(message.id)?.();
+      });
+      // A thread that is gone has no connection left to cut.
+      thread.once('exit', () => {
+        for (const done of cuts.values()) done();
       });
       const answer = await command(thread, { type: 'listen', clients: [...clients] });
       if (answer.type !== 'listening')
@@ -57,7 +64,17 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
       }
       return {
         urls,
-        cut: (match?: string) => send(thread, { type: 'cut', ...(match ? { match } : {}) }),
+        // Resolves once the thread has reset them. A query sent before that could reach the thread
+        // ahead of the message, be answered, and make the outage start late.
+        cut: (match?: string) =>
+          new Promise<void>((resolve) => {
+            const id = nextCut++;
+            cuts.set(id, () => {
+              cuts.delete(id);
+              resolve();
+            });
+            send(thread, { type: 'cut', id, ...(match ? { match } : {}) });
+          }),
         // The thread closes the clients' ports when it stops.
         stop: async () => {},
       };
@@ -93,11 +110,11 @@ function command(thread: Worker, message: PGliteThreadCommand): Promise<PGliteTh
   return answered;
 }
 
-/** The thread's next reply other than a question about a connection; its failure or exit before one is an error. */
+/** The thread's next answer to a command (not a question about a connection, nor a cut done); its failure or exit before one is an error. */
 function reply(thread: Worker): Promise<PGliteThreadReply> {
   return new Promise((resolve, reject) => {
     const onMessage = (message: PGliteThreadReply) => {
-      if (message.type === 'admit') return;
+      if (message.type === 'admit' || message.type === 'cut') return;
       done();
       resolve(message);
     };
