@@ -67,12 +67,12 @@ describe('setting a postgres fault', () => {
           };
         }),
     );
-    const answer = faults.app
-      .request('/', { method: 'POST', body: JSON.stringify({ service: 'postgres' }) })
-      .then((response) => {
-        events.push('answered');
-        return response;
-      });
+    const answer = Promise.resolve(
+      faults.app.request('/', { method: 'POST', body: JSON.stringify({ service: 'postgres' }) }),
+    ).then((response) => {
+      events.push('answered');
+      return response;
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(events).toEqual([]);
     finishCut();
