@@ -7,7 +7,7 @@
  *   npx tsx bench/embedding-time.ts [--documents 100] [--model ../shared/weights/all-MiniLM-L6-v2] [--rounds 3]
  */
 import { join } from 'node:path';
-import { indexedText } from '#core/retrieval/vector-metadata.ts';
+import { indexedText } from '#retrieval/vector-metadata.ts';
 import { loadEmbeddingEngine } from '../devstack/models/embedding-engine.ts';
 import { resolveEmbeddingSource } from '../devstack/models/embedding-source.ts';
 import { chunkDocument } from '../workers/ingest/src/chunking/chunk-blocks.ts';

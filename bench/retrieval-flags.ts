@@ -1,5 +1,5 @@
 /** The command line of bench/retrieval.ts (its header describes the flags). */
-import { fusionName, parseFusion } from '../src/api/services/fusion.ts';
+import { fusionName, parseFusion } from '#retrieval/fusion.ts';
 import { oneOf, readFlags, someOf, text, whole } from './flags.ts';
 
 const BACKENDS = ['sparse', 'hybrid'] as const;

@@ -1,8 +1,8 @@
 import type { Sql } from 'postgres';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
-import { encodeDocument } from '#core/retrieval/sparse.ts';
-import { type IndexableChunk, indexedText, vectorMetadata } from '#core/retrieval/vector-metadata.ts';
+import { encodeDocument } from '#retrieval/sparse.ts';
+import { type IndexableChunk, indexedText, vectorMetadata } from '#retrieval/vector-metadata.ts';
 
 export interface ReembedDeps {
   sql: Sql;

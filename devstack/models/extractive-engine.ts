@@ -52,7 +52,7 @@ const QUESTION_WORDS: ReadonlySet<string> = new Set(
 
 /**
  * Weights of the terms of earlier questions, most recent first, as the API weighs them in its sparse query
- * (src/api/services/conversation.ts): a follow-up such as "what were its side effects?" leans on the question
+ * (src/retrieval/conversation.ts): a follow-up such as "what were its side effects?" leans on the question
  * before it, and a follow-up that names a new subject still leads.
  */
 const EARLIER_QUESTION_WEIGHTS = [0.5, 0.25, 0.125];

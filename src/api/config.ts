@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { blankIsUnset, optionalUrl, parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
-import { parseFusion } from './services/fusion.ts';
+import { parseFusion } from '#retrieval/fusion.ts';
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 export const ConfigSchema = z.object({
@@ -10,7 +10,7 @@ export const ConfigSchema = z.object({
   /** The model that writes answers, through the OpenAI-compatible provider. */
   CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
   ...roleEndpoint('CHAT'),
-  /** How dense and sparse results are combined (src/api/services/fusion.ts); ignored without an embedding model. */
+  /** How dense and sparse results are combined (src/retrieval/fusion.ts); ignored without an embedding model. */
   RETRIEVAL_FUSION: z
     .string()
     .default('dbsf')

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { Caller } from './auth/caller.ts';
+import type { Caller } from '#core/caller.ts';
 import type { Config } from './config.ts';
 import type { Services } from './services/index.ts';
 

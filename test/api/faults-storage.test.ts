@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { encodeDocument } from '#core/retrieval/sparse.ts';
+import { encodeDocument } from '#retrieval/sparse.ts';
 import { api, skipRealPostgres } from '../support/client.ts';
 import { expectServiceError, faultCounts, residue, whileDown } from '../support/faults.ts';
 import { type Cast, castUsers } from '../support/fixtures.ts';

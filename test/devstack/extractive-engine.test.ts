@@ -7,6 +7,7 @@ import { generateText, streamText } from 'ai';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_ANSWER, NO_PASSAGES_LINE } from '#core/contracts/answer-prompt-format.ts';
+import { ANSWER_SYSTEM_PROMPT, buildAnswerPrompt, type PromptPassage } from '#retrieval/answer-prompt.ts';
 import { parseAnswerPrompt } from '../../devstack/models/answer-prompt-parser.ts';
 import { estimateTokens } from '../../devstack/models/chat-format.ts';
 import {
@@ -17,7 +18,6 @@ import {
 } from '../../devstack/models/extractive-engine.ts';
 import { type ChatMessage, createModelServer, type ModelServer, type TextEngine } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { ANSWER_SYSTEM_PROMPT, buildAnswerPrompt, type PromptPassage } from '../../src/api/services/answer-prompt.ts';
 
 const apiKey = 'sk-extractive-test-key';
 

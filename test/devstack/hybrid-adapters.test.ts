@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModels, type Models } from '#core/adapters/models.ts';
 import { createVectorStore, type VectorStore } from '#core/adapters/vectors.ts';
-import { encodeDocument, encodeQuery } from '#core/retrieval/sparse.ts';
+import { encodeDocument, encodeQuery } from '#retrieval/sparse.ts';
 import { createModelServer, type ModelServer } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { createVectorServer, type VectorServer } from '../../devstack/vector/server.ts';

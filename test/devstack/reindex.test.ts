@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModels } from '#core/adapters/models.ts';
 import { createVectorStore } from '#core/adapters/vectors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
-import { encodeQuery } from '#core/retrieval/sparse.ts';
+import { encodeQuery } from '#retrieval/sparse.ts';
 import { reembedAll } from '../../deploy/reembed.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { type Devstack, startDevstack } from '../../devstack/stack.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeQuery } from '#core/retrieval/sparse.ts';
-import { historyMessages, searchQuery, turnsOf } from '../../src/api/services/conversation.ts';
+import { historyMessages, searchQuery, turnsOf } from '#retrieval/conversation.ts';
+import { encodeQuery } from '#retrieval/sparse.ts';
 
 const weightOf = (query: { indices: number[]; values: number[] }, word: string) => {
   const [index] = encodeQuery(word).indices;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { convexFuse, distributionFuse, fusionName, parseFusion } from '../../src/api/services/fusion.ts';
+import { convexFuse, distributionFuse, fusionName, parseFusion } from '#retrieval/fusion.ts';
 
 const c = (id: string, score: number) => ({ id, score, metadata: {} });
 

@@ -21,6 +21,7 @@ function importsOf(file: string): string[] {
   const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]/g)].map((m) => m[1] as string);
   return specifiers.map((specifier) => {
     if (specifier.startsWith('#core/')) return `src/core/${specifier.slice('#core/'.length)}`;
+    if (specifier.startsWith('#retrieval/')) return `src/retrieval/${specifier.slice('#retrieval/'.length)}`;
     if (specifier.startsWith('.')) return relative(root, resolve(root, file, '..', specifier));
     return specifier;
   });
@@ -31,6 +32,11 @@ const RULES: { from: string; mayNotImport: RegExp; why: string }[] = [
     from: 'src/core',
     mayNotImport: /^(src\/api|workers|devstack|test|bench)\//,
     why: 'core is shared: it depends on no deployable',
+  },
+  {
+    from: 'src/retrieval',
+    mayNotImport: /^(src\/api|workers|devstack|test|bench)\//,
+    why: 'retrieval and answering are shared: they ask the API for access rules through their own interface',
   },
   { from: 'src/api', mayNotImport: /^(workers|devstack|test|bench)\//, why: 'the API worker is its own deployable' },
   {
@@ -62,9 +68,11 @@ describe('layout', () => {
     });
   }
 
-  it('outside core, core is imported through #core, never by a climbing path', () => {
-    const climbing = ['src/api', 'workers', 'devstack', 'test', 'bench'].flatMap((dir) =>
-      sourceFiles(dir).filter((file) => /from\s*['"](\.\.\/)+(src\/)?core\//.test(readFileSync(join(root, file), 'utf8'))),
+  it('outside core and retrieval, they are imported through #core and #retrieval, never by a climbing path', () => {
+    const climbing = ['src/api', 'src/retrieval', 'workers', 'devstack', 'test', 'bench'].flatMap((dir) =>
+      sourceFiles(dir).filter((file) =>
+        /from\s*['"](\.\.\/)+(src\/)?(core|retrieval)\//.test(readFileSync(join(root, file), 'utf8')),
+      ),
     );
     expect(climbing).toEqual([]);
   });

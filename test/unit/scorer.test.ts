@@ -4,8 +4,8 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from '#core/evals/lexical-scorer.ts';
 import { answerStatements, isRefusal } from '#core/evals/statements.ts';
-import { tokenize } from '#core/retrieval/sparse.ts';
 import { splitSentences } from '#core/text/sentences.ts';
+import { tokenize } from '#retrieval/sparse.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 const TOWER =

@@ -1,6 +1,6 @@
 import { stemmer as porterStem } from 'stemmer';
 import { describe, expect, it } from 'vitest';
-import { encodeDocument, encodeQuery, type SparseVector, termIndex, tokenize } from '#core/retrieval/sparse.ts';
+import { encodeDocument, encodeQuery, type SparseVector, termIndex, tokenize } from '#retrieval/sparse.ts';
 
 // Word → stem pairs from Porter's 1980 paper (its examples, run through all five steps).
 const PORTER_EXAMPLES: Array<[string, string]> = [

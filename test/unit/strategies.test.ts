@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeDocument } from '#core/retrieval/sparse.ts';
+import { encodeDocument } from '#retrieval/sparse.ts';
 import {
   applyStrategy,
   type Candidate,
@@ -8,7 +8,7 @@ import {
   MAX_MMR_POOL,
   type QueryMode,
   type Strategy,
-} from '../../src/api/services/retrieval-strategies.ts';
+} from '#retrieval/strategies.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 const DIMENSIONS = 32;

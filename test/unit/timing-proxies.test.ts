@@ -3,8 +3,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { buildAnswerPrompt } from '#retrieval/answer-prompt.ts';
 import { overlap, startDbProxy, startModelProxy } from '../../bench/timing-proxies.ts';
-import { buildAnswerPrompt } from '../../src/api/services/answer-prompt.ts';
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { errors, type JWTPayload, jwtVerify } from 'jose';
+import type { Caller } from '#core/caller.ts';
 import { DomainError, forbidden } from '#core/errors.ts';
-import type { Caller } from './caller.ts';
 import { type Background, type JwksSettings, jwksCacheFor } from './jwks-cache.ts';
 
 // Headers that point at other keys. Keys come only from our cache, but a token that

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import type { Caller } from '#core/caller.ts';
 import { DomainError } from '#core/errors.ts';
-import type { Caller } from '../auth/caller.ts';
 import { verifyAccessToken } from '../auth/verify-token.ts';
 import type { AppEnv } from '../context.ts';
 import { failedAuthLimit } from './failed-auth.ts';

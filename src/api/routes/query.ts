@@ -1,4 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import type { AnswerEvent } from '#retrieval/answer.ts';
+import { passageJson, type Retrieval } from '#retrieval/retrieval.ts';
 import type { App } from '../context.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
@@ -9,8 +11,6 @@ import {
   SearchRequestSchema,
   SearchResponseSchema,
 } from '../schemas/query.ts';
-import type { AnswerEvent } from '../services/answer.ts';
-import { passageJson, type Retrieval } from '../services/retrieval.ts';
 import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Query', { errors: [...collectionErrors, 502] });

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
-import { RETRIEVAL_STRATEGIES } from '../services/collections.ts';
+import { RETRIEVAL_STRATEGIES } from '#retrieval/config.ts';
 import { CollectionParams, Id, optionalPageQuery, Permission, pathParam, Timestamp, text } from './common.ts';
 
 export const RetrievalConfigSchema = z

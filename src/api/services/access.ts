@@ -1,8 +1,8 @@
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { CollectionRepo, CollectionRow } from '#core/db/collections.ts';
 import type { Permission } from '#core/db/shares.ts';
 import { forbidden, notFound } from '#core/errors.ts';
-import type { Caller } from '../auth/caller.ts';
 
 export interface CollectionAccess {
   collection: CollectionRow;

@@ -1,9 +1,9 @@
+import type { Caller } from '#core/caller.ts';
 import type { ApiKeyRepo, ApiKeyRow, Scope } from '#core/db/api-keys.ts';
 import { isUuid } from '#core/db/client.ts';
 import { conflict, DomainError, invalid, notFound } from '#core/errors.ts';
 import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';
 import { randomToken, sha256Hex } from '#core/secrets.ts';
-import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
 
 /** `rag_` and 256 random bits, base64url: the `<KEY_PREFIX>_<RANDOM>` of the contract. */

@@ -1,8 +1,8 @@
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import { forbidden, invalid, notFound } from '#core/errors.ts';
-import type { Caller } from '../auth/caller.ts';
+import { storedSource } from '#retrieval/retrieval.ts';
 import type { ServiceDeps } from './deps.ts';
-import { storedSource } from './retrieval.ts';
 
 const sessionNotFound = () => notFound('Session');
 

@@ -1,17 +1,8 @@
+import type { Caller } from '#core/caller.ts';
 import { notFound } from '#core/errors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
-import type { Caller } from '../auth/caller.ts';
+import { DEFAULT_CONFIG, type RetrievalConfig } from '#retrieval/config.ts';
 import type { ServiceDeps } from './deps.ts';
-
-export const RETRIEVAL_STRATEGIES = ['similarity', 'mmr', 'threshold'] as const;
-export type RetrievalStrategy = (typeof RETRIEVAL_STRATEGIES)[number];
-
-export interface RetrievalConfig {
-  chunk_size: number;
-  retrieval_strategy: RetrievalStrategy;
-}
-
-export const DEFAULT_CONFIG: RetrievalConfig = { chunk_size: 1000, retrieval_strategy: 'similarity' };
 
 export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 'access' | 'store' | 'vectors'>) {
   const { collections, access, store, vectors } = deps;

@@ -1,7 +1,7 @@
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { DocumentRow } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
-import type { Caller } from '../auth/caller.ts';
 import type { ServiceDeps } from './deps.ts';
 import type { Purge } from './purge.ts';
 

@@ -1,4 +1,4 @@
-import type { Caller } from '../auth/caller.ts';
+import type { Caller } from '#core/caller.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Evaluations are the collection's, not the asker's: every participant sees every query. */

@@ -1,5 +1,6 @@
 import type { Queue } from '#core/adapters/queue.ts';
 import type { ObjectStore } from '#core/adapters/storage.ts';
+import type { Caller } from '#core/caller.ts';
 import { isUniqueViolation, isUuid } from '#core/db/client.ts';
 import type { DocumentRepo, NewDocument } from '#core/db/documents.ts';
 import type { QuotaRepo } from '#core/db/ingest-quota.ts';
@@ -13,12 +14,11 @@ import { stepMessage } from '#core/messages/ingest.ts';
 import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
-import type { Caller } from '../auth/caller.ts';
+import { DEFAULT_CONFIG } from '#retrieval/config.ts';
 import { uploadTooLarge } from '../uploads/errors.ts';
 import type { FilePart } from '../uploads/multipart.ts';
 import { peek, sha256Passing, TooLarge } from '../uploads/streams.ts';
 import type { AccessService } from './access.ts';
-import { DEFAULT_CONFIG } from './collections.ts';
 import type { Purge } from './purge.ts';
 
 const SNIFF_BYTES = 64 * 1024;

@@ -1,9 +1,9 @@
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { CollectionRow } from '#core/db/collections.ts';
 import type { JoinOutcome } from '#core/db/members.ts';
 import type { Permission, ShareRow } from '#core/db/shares.ts';
 import { DomainError, forbidden, invalid, notFound } from '#core/errors.ts';
-import type { Caller } from '../auth/caller.ts';
 import type { ServiceDeps } from './deps.ts';
 import { hashShareToken, newShareToken, TOKEN_PREFIX_LENGTH } from './share-tokens.ts';
 

@@ -1,3 +1,4 @@
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { DeliveryRepo, DeliveryRow } from '#core/db/webhook-deliveries.ts';
 import type { WebhookRepo, WebhookRow } from '#core/db/webhooks.ts';
@@ -5,7 +6,6 @@ import { conflict, invalid, notFound } from '#core/errors.ts';
 import { newWebhookSecret } from '#core/messages/webhook-signing.ts';
 import type { WebhookEvent } from '#core/messages/webhooks.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
-import type { Caller } from '../auth/caller.ts';
 import type { AccessService } from './access.ts';
 
 /** Registrations per user: every job's ending fans out to each of them. */

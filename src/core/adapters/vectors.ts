@@ -1,5 +1,5 @@
 import { FusionAlgorithm, Index, WeightingStrategy } from '@upstash/vector';
-import type { SparseVector } from '../retrieval/sparse.ts';
+import type { SparseVector } from '#retrieval/sparse.ts';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
 export interface VectorSettings {

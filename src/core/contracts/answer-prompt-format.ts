@@ -1,6 +1,6 @@
 /**
  * Contract: the layout of the answer prompt's user message. The API builds it
- * (src/api/services/answer-prompt.ts); a production LLM reads it as instructions, and the devstack's extractive
+ * (src/retrieval/answer-prompt.ts); a production LLM reads it as instructions, and the devstack's extractive
  * engine parses it back (devstack/models/answer-prompt-parser.ts). Both sides import this module and nothing else
  * of each other, so the layout below is exact, not a suggestion:
  *

@@ -1,5 +1,5 @@
-import { denseCosine } from '../retrieval/similarity.ts';
-import { tokenize } from '../retrieval/sparse.ts';
+import { denseCosine } from '#retrieval/similarity.ts';
+import { tokenize } from '#retrieval/sparse.ts';
 import { splitSentences } from '../text/sentences.ts';
 import { checkScoreInput, clampScore, type ScoreInput, type Scores } from './score-input.ts';
 import { answerStatements, contentTerms, type Statement } from './statements.ts';

@@ -1,4 +1,4 @@
-import { tokenize } from '../retrieval/sparse.ts';
+import { tokenize } from '#retrieval/sparse.ts';
 import { splitSentences } from '../text/sentences.ts';
 
 /** A sentence (or a few short ones run together) of an answer, with its content terms. */

@@ -1,7 +1,7 @@
 import type { VectorRecord } from '#core/adapters/vectors.ts';
 import type { ChunkRow } from '#core/db/ingest-pipeline.ts';
-import { encodeDocument, type SparseVector } from '#core/retrieval/sparse.ts';
-import { indexedText, type VectorMetadata, vectorMetadata } from '#core/retrieval/vector-metadata.ts';
+import { encodeDocument, type SparseVector } from '#retrieval/sparse.ts';
+import { indexedText, type VectorMetadata, vectorMetadata } from '#retrieval/vector-metadata.ts';
 import type { PipelineDeps } from './deps.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Candidate } from './retrieval-strategies.ts';
+import type { Candidate } from './strategies.ts';
 
 /**
  * How a question is searched when the index has both dense and sparse vectors. Upstash fuses the

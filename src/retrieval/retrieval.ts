@@ -1,11 +1,12 @@
+import type { Adapters } from '#core/adapters/index.ts';
+import type { Caller } from '#core/caller.ts';
+import type { CollectionRow } from '#core/db/collections.ts';
+import type { DocumentRepo } from '#core/db/documents.ts';
 import { namespaceFor } from '#core/namespaces.ts';
-import type { SparseVector } from '#core/retrieval/sparse.ts';
-import { locationOf, type PassageLocation } from '#core/retrieval/vector-metadata.ts';
-import type { Caller } from '../auth/caller.ts';
-import { DEFAULT_CONFIG, type RetrievalStrategy } from './collections.ts';
+import { DEFAULT_CONFIG, type RetrievalStrategy } from './config.ts';
 import { searchQuery, type Turn } from './conversation.ts';
-import type { ServiceDeps } from './deps.ts';
 import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
+import type { SparseVector } from './sparse.ts';
 import {
   applyStrategy,
   type Candidate,
@@ -14,7 +15,8 @@ import {
   type Evidence,
   type QueryMode,
   type Strategy,
-} from './retrieval-strategies.ts';
+} from './strategies.ts';
+import { locationOf, type PassageLocation } from './vector-metadata.ts';
 
 /** Image links in passages are minted when the passage is read, and short-lived. */
 const IMAGE_URL_SECONDS = 3600;
@@ -68,9 +70,21 @@ export interface Retrieval {
   topK: number;
 }
 
-export function createRetrievalService(
-  deps: Pick<ServiceDeps, 'access' | 'documents' | 'vectors' | 'models' | 'store'> & { fusion: Fusion },
-) {
+/** The access rules retrieval asks of the API (its access service): who may search where. */
+export interface SearchAccess {
+  /** The personal space: not for an API key restricted to one collection. */
+  requireUnrestricted(caller: Caller): void;
+  /** The owner or a member of the collection; 404 or 403 otherwise. */
+  requireParticipant(caller: Caller, collectionId: string): Promise<{ collection: CollectionRow }>;
+}
+
+export interface RetrievalDeps extends Pick<Adapters, 'vectors' | 'models' | 'store'> {
+  access: SearchAccess;
+  documents: DocumentRepo;
+  fusion: Fusion;
+}
+
+export function createRetrievalService(deps: RetrievalDeps) {
   const { access, documents, vectors, models, store, fusion } = deps;
   // Without an embedding model there is nothing to fuse, or to search densely.
   const dense = models.embed !== null && fusion.kind !== 'sparse';

@@ -1,4 +1,4 @@
-import { encodeWeightedQuery, type SparseVector } from '#core/retrieval/sparse.ts';
+import { encodeWeightedQuery, type SparseVector } from './sparse.ts';
 
 /** One earlier question of a session and the answer it got. */
 export interface Turn {

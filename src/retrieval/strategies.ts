@@ -1,6 +1,6 @@
-import { denseCosine, sparseCosine, termCounts, toSparseTerms } from '#core/retrieval/similarity.ts';
-import type { SparseVector } from '#core/retrieval/sparse.ts';
-import { tokenize } from '#core/retrieval/sparse.ts';
+import { denseCosine, sparseCosine, termCounts, toSparseTerms } from './similarity.ts';
+import type { SparseVector } from './sparse.ts';
+import { tokenize } from './sparse.ts';
 
 /** One result of an Upstash Vector query, with its vectors when the query asked for them. */
 export interface Candidate {

@@ -1,11 +1,11 @@
 import type { Models } from '#core/adapters/models.ts';
 import type { Queue } from '#core/adapters/queue.ts';
+import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { ExchangeRepo } from '#core/db/exchanges.ts';
 import type { SessionRepo } from '#core/db/sessions.ts';
 import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
-import type { Caller } from '../auth/caller.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
 import { HISTORY_TURNS, type HistoryMessage, historyMessages, type Turn, turnsOf } from './conversation.ts';
 import { passageJson, type Retrieval, type RetrievalService, type RetrievedPassage } from './retrieval.ts';
