@@ -46,13 +46,13 @@ beforeAll(async () => {
 describe('a document that repeats itself', () => {
   it('is embedded once per distinct text, while every chunk keeps a vector, an id and metadata of its own', async () => {
     const marker = `Quillan${randomUUID().slice(0, 8)}`;
-    // One sentence 2,000 times: chunks of the same text but the last.
-    const job = await ingestFile(user.token, 'repeats.txt', undefined, `${marker} keeps the light on the point. `.repeat(2000));
+    // One sentence 6,000 times: about 240 chunks of the same text but the last, more than one page of copies.
+    const job = await ingestFile(user.token, 'repeats.txt', undefined, `${marker} keeps the light on the point. `.repeat(6000));
     expect(job.status, job.error_message ?? '').toBe('succeeded');
 
     const chunks = await chunksOf(await documentOf(job.job_id));
     const distinct = new Set(chunks.map((chunk) => chunk.text)).size;
-    expect(chunks.length).toBeGreaterThan(50);
+    expect(chunks.length).toBeGreaterThan(200);
     expect(distinct).toBeLessThanOrEqual(3);
     expect(chunks.every((chunk) => chunk.state === 'done')).toBe(true);
     // Each copy names the first chunk of its text.

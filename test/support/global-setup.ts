@@ -78,6 +78,11 @@ export default async function setup(project: TestProject) {
       INGEST_TRUSTED_ORIGINS: pages.url,
       WEBHOOK_TRUSTED_ORIGINS: `${receiverUrl},${settingsReceiverUrl}`,
       ...UNLIMITED_RATES,
+      // The fault suite's documents fail every step several times on purpose (a figure's description
+      // four attempts of two calls each), and one user owns them all: at the default 4 steps at once,
+      // a 17-figure PDF queued behind itself for most of its wait. Flow control stays on; queueing is
+      // not what these tests measure (ingest-fairness.test.ts does, at the default).
+      ...(project.name === 'faults' ? { INGEST_PARALLELISM_PER_USER: '32' } : {}),
     },
     quiet: true,
     logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG },
