@@ -5,7 +5,7 @@
  * chart has a trend to draw, the conversation's scored records are also copied into the six days
  * before today, with their scores varied (the only rows not made through the API). The settings page
  * shows two API keys (one used) and a key just made, and two webhooks whose receivers, on loopback (a
- * trusted origin), answer 204 and 503: one delivery made, one waiting for its retry.
+ * origin trusted for webhooks), answer 204 and 503: one delivery made, one waiting for its retry.
  *
  *   npx tsx web/screenshots.ts
  */
@@ -38,7 +38,7 @@ const receiver = createServer((request, response) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
 
-const deployment = await startLocalDeployment({ quiet: true, vars: { INGEST_TRUSTED_ORIGINS: receiverUrl } });
+const deployment = await startLocalDeployment({ quiet: true, vars: { WEBHOOK_TRUSTED_ORIGINS: receiverUrl } });
 const browser = await launchChromium();
 try {
   const apiUrl = deployment.api.url;
