@@ -35,6 +35,7 @@ async function local() {
     dataDir: process.env.DEVSTACK_DATA_DIR ?? join(root, '.data'),
     databaseUrl: process.env.DATABASE_URL || undefined,
     externalEmbeddingDimension: roles.EMBEDDING?.dimensions,
+    externalEmbeddingModel: roles.EMBEDDING?.model,
     allowModelDownload: process.env.DEVSTACK_OFFLINE !== '1',
     newVectorIndex: true,
     log: (line) => console.log(`[devstack] ${line}`),

@@ -84,6 +84,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
     const stack = await startDevstack({
       ...options.devstack,
       externalEmbeddingDimension: options.roles?.EMBEDDING?.dimensions,
+      externalEmbeddingModel: options.roles?.EMBEDDING?.model,
       dataDir,
       ephemeral: !options.dataDir,
       apiPort: options.devstack?.apiPort ?? (await freePort()),

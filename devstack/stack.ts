@@ -36,6 +36,8 @@ export interface DevstackOptions {
   embeddingModel?: string;
   /** An embedding model outside the devstack makes vectors of this size: the index is made for them. */
   externalEmbeddingDimension?: number;
+  /** That model's name (EMBEDDING_MODEL), recorded with the index so that another model's index is refused. */
+  externalEmbeddingModel?: string;
   /** A vector index made for another model is moved aside and a new one begun (`npm run reindex`). */
   newVectorIndex?: boolean;
   /** Fetch the embedding model from the hub once, when it is not in the cache (needs internet). */
@@ -135,6 +137,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     setAsideMismatch: options.newVectorIndex,
     indexType: models.embeddings || options.externalEmbeddingDimension ? 'HYBRID' : 'SPARSE',
     dimension: options.externalEmbeddingDimension ?? models.embeddings?.dimension,
+    embeddingModel: options.externalEmbeddingDimension ? options.externalEmbeddingModel : models.embeddings?.model,
     log,
   });
   const qstash = createQStash({

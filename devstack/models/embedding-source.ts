@@ -21,9 +21,20 @@ export interface EmbeddingSource {
 
 export type ResolvedSource = { source: EmbeddingSource } | { unavailable: string };
 
-export const DEFAULT_HUB_MODEL = 'Xenova/all-MiniLM-L6-v2';
-// transformers.js does not fetch sentence_bert_config.json, so a downloaded model would lose its length limit.
-const KNOWN_MAX_SEQ_LENGTH: Record<string, number> = { [DEFAULT_HUB_MODEL]: 256 };
+/**
+ * The devstack's model: the one Workers AI serves as `@cf/baai/bge-small-en-v1.5`, so local and deployed vectors
+ * can come from the same model. Looked for by this name under shared/weights first, then on the hub.
+ */
+export const DEFAULT_SHARED_MODEL = 'bge-small-en-v1.5';
+export const DEFAULT_HUB_MODEL = 'Xenova/bge-small-en-v1.5';
+/**
+ * transformers.js fetches neither 1_Pooling/config.json nor sentence_bert_config.json, so a model from the hub
+ * would lose its pooling and length limit: the ones the devstack may download are known here.
+ */
+const KNOWN_HUB_MODELS: Record<string, { pooling: Pooling; maxTokens: number }> = {
+  [DEFAULT_HUB_MODEL]: { pooling: 'cls', maxTokens: 512 },
+  'Xenova/all-MiniLM-L6-v2': { pooling: 'mean', maxTokens: 256 },
+};
 
 // transformers.js names its weights onnx/model{suffix}.onnx; full precision first, since it is the reference.
 const WEIGHTS: [EmbeddingDtype, string][] = [
@@ -31,8 +42,9 @@ const WEIGHTS: [EmbeddingDtype, string][] = [
   ['q8', 'onnx/model_quantized.onnx'],
 ];
 const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
-// Architectures that generate text rather than embed it, so a generator placed beside the embedder is never picked.
-const GENERATIVE = /(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForSeq2SeqLM)$/;
+// Architectures that generate text or score pairs rather than embed one text, so a generator or a cross-encoder
+// (the reranker in shared/weights) placed beside the embedder is never picked.
+const NOT_AN_EMBEDDER = /(ForCausalLM|ForConditionalGeneration|LMHeadModel|ForSeq2SeqLM|ForSequenceClassification)$/;
 
 export interface ResolveOptions {
   embeddingModel?: string | null;
@@ -50,8 +62,13 @@ export async function resolveEmbeddingSource(options: ResolveOptions): Promise<R
   const wanted = options.embeddingModel?.trim();
   if (wanted) {
     if (await isDirectory(wanted)) return fromDirectory(resolve(wanted));
+    // A bare name is a folder of shared/weights: DEVSTACK_EMBEDDING_MODEL=all-MiniLM-L6-v2.
+    const shared = join(options.sharedModelsDir, wanted);
+    if (!wanted.includes('/') && (await isDirectory(shared))) return fromDirectory(resolve(shared));
     if (!HUB_ID.test(wanted))
-      return { unavailable: `embedding model '${wanted}' is neither a directory nor a hub id (owner/name)` };
+      return {
+        unavailable: `embedding model '${wanted}' is neither a directory, a folder of ${options.sharedModelsDir}, nor a hub id (owner/name)`,
+      };
     return fromHub(wanted, options);
   }
   const found = await findSharedModel(options.sharedModelsDir);
@@ -72,20 +89,21 @@ async function fromDirectory(dir: string): Promise<ResolvedSource> {
 async function fromHub(id: string, options: ResolveOptions, context?: string): Promise<ResolvedSource> {
   const cached = join(options.cacheDir, id);
   const problem = await missingFiles(cached);
+  const known = KNOWN_HUB_MODELS[id];
   if (!problem) {
     const dtype = (await weightsIn(cached)) as EmbeddingDtype;
-    const pooling = await poolingOf(cached);
+    const pooling = known?.pooling ?? (await poolingOf(cached));
     if (typeof pooling !== 'string') return { unavailable: `${cached}: ${pooling.unsupported}` };
-    const maxTokens = (await maxSeqLength(cached)) ?? KNOWN_MAX_SEQ_LENGTH[id];
+    const maxTokens = (await maxSeqLength(cached)) ?? known?.maxTokens;
     return { source: { id, name: id, kind: 'hub', dtype, pooling, maxTokens, download: false } };
   }
   if (!options.allowDownload) {
     const prefix = context ? `${context}, and ` : '';
     return { unavailable: `${prefix}${id} is not in the cache at ${options.cacheDir} (model downloads are off)` };
   }
-  // Xenova's exports are mean-pooled sentence-transformers models; their pooling and length files are not fetched.
-  const maxTokens = KNOWN_MAX_SEQ_LENGTH[id];
-  return { source: { id, name: id, kind: 'hub', dtype: 'fp32', pooling: 'mean', maxTokens, download: true } };
+  // Most of Xenova's exports are mean-pooled sentence-transformers models; the known ones say otherwise.
+  const pooling = known?.pooling ?? 'mean';
+  return { source: { id, name: id, kind: 'hub', dtype: 'fp32', pooling, maxTokens: known?.maxTokens, download: true } };
 }
 
 async function missingFiles(dir: string): Promise<string | undefined> {
@@ -119,8 +137,9 @@ async function maxSeqLength(dir: string): Promise<number | undefined> {
 }
 
 /**
- * The first model directory, in name order, one or two levels down (`models/name` or `models/owner/name`),
- * preferring sentence-transformers exports over bare encoders and never taking a text generator.
+ * DEFAULT_SHARED_MODEL when it is there; else the first model directory, in name order, one or two levels down
+ * (`models/name` or `models/owner/name`), preferring sentence-transformers exports over bare encoders and never
+ * taking a text generator or a cross-encoder.
  */
 export async function findSharedModel(root: string): Promise<string | undefined> {
   const candidates: string[] = [];
@@ -129,12 +148,14 @@ export async function findSharedModel(root: string): Promise<string | undefined>
     if (await isFile(join(dir, 'config.json'))) candidates.push(dir);
     else for (const inner of await listDirs(dir)) candidates.push(join(dir, inner));
   }
+  const preferred = candidates.findIndex((dir) => basename(dir) === DEFAULT_SHARED_MODEL);
+  if (preferred > 0) candidates.unshift(...candidates.splice(preferred, 1));
   let fallback: string | undefined;
   for (const dir of candidates) {
     if (await missingFiles(dir)) continue;
     const config = await readJson(join(dir, 'config.json'));
     const architectures = Array.isArray(config?.architectures) ? (config.architectures as unknown[]) : [];
-    if (architectures.some((a) => typeof a === 'string' && GENERATIVE.test(a))) continue;
+    if (architectures.some((a) => typeof a === 'string' && NOT_AN_EMBEDDER.test(a))) continue;
     const sentenceTransformer = (await isFile(join(dir, 'modules.json'))) || (await isDirectory(join(dir, '1_Pooling')));
     if (sentenceTransformer) return dir;
     fallback ??= dir;

@@ -14,6 +14,8 @@ import type { IndexShape, Metadata, SparseVector, StoredVector } from './types.t
 interface Manifest {
   format: 1;
   shape: IndexShape;
+  /** The model the dense vectors come from; absent in indexes made before it was recorded, or without one. */
+  embeddingModel?: string;
   generation: number;
   namespaces: Record<string, { base: string; nextSeq: number; nextKey: number }>;
 }
@@ -48,26 +50,34 @@ export class VectorPersistence {
   }
 
   /**
-   * Opens dataDir, refusing one written for an index of another shape, or, with `setAside`, moving
-   * it to `<dir>.<TYPE>-<dimension>` and beginning empty (what `npm run reindex` does).
+   * Opens dataDir, refusing one written for an index of another shape or, when `embeddingModel` is given, with
+   * another model's dense vectors (two models of one dimension make vectors that mean nothing to each other);
+   * or, with `setAside`, moving it to `<dir>.<TYPE>-<dimension>` and beginning empty (what `npm run reindex` does).
    */
-  static async open(dir: string, shape: IndexShape, setAside = false): Promise<VectorPersistence> {
+  static async open(dir: string, shape: IndexShape, setAside = false, embeddingModel?: string): Promise<VectorPersistence> {
     await mkdir(dir, { recursive: true });
     const path = join(dir, manifestName);
-    let manifest: Manifest = { format: 1, shape, generation: 0, namespaces: {} };
+    let manifest: Manifest = { format: 1, shape, ...(embeddingModel ? { embeddingModel } : {}), generation: 0, namespaces: {} };
     if (existsSync(path)) {
       const found = await unreadable(dir, async () => JSON.parse(await readFile(path, 'utf8')) as Manifest);
       const saved = found.shape;
-      if (
+      const sameShape =
         saved.indexType === shape.indexType &&
         saved.dimension === shape.dimension &&
-        saved.similarityFunction === shape.similarityFunction
-      ) {
-        manifest = found;
+        saved.similarityFunction === shape.similarityFunction;
+      const modelProblem = sameShape ? otherModel(found, embeddingModel) : undefined;
+      if (sameShape && !modelProblem) {
+        manifest = { ...found, ...(embeddingModel ? { embeddingModel } : {}) };
       } else if (setAside) {
         const aside = `${dir}.${saved.indexType}-${saved.dimension}-${Date.now()}`;
         await rename(dir, aside);
         await mkdir(dir, { recursive: true });
+      } else if (modelProblem) {
+        throw new Error(
+          `${dir} holds ${modelProblem}, not of the configured ${embeddingModel}: the embedding model changed. ` +
+            'Run `npm run reindex` to re-embed every document from its stored chunks into a new index (the old one ' +
+            'is kept beside it), or start with the model it was made with (DEVSTACK_EMBEDDING_MODEL).',
+        );
       } else {
         throw new Error(
           `${dir} holds a ${saved.indexType} index (dimension ${saved.dimension}, ${saved.similarityFunction}), ` +
@@ -156,6 +166,17 @@ export class VectorPersistence {
       await rm(join(this.dir, file), { force: true });
     }
   }
+}
+
+/**
+ * Why an index of the right shape still cannot serve `configured`: it holds dense vectors of another model, or of
+ * one it did not record (made before the devstack recorded it). Undefined: it can, and an empty one always can.
+ */
+function otherModel(found: Manifest, configured: string | undefined): string | undefined {
+  if (!configured || found.shape.indexType === 'SPARSE' || found.embeddingModel === configured) return undefined;
+  if (Object.keys(found.namespaces).length === 0) return undefined;
+  if (found.embeddingModel) return `the vectors of the embedding model ${found.embeddingModel}`;
+  return 'vectors of an embedding model it did not record (it was made before the devstack recorded one)';
 }
 
 /** Names the directory, and the way out, when saved state cannot be read back. */

@@ -20,6 +20,11 @@ export interface VectorOptions {
   indexType: 'DENSE' | 'SPARSE' | 'HYBRID';
   /** Required for DENSE and HYBRID. */
   dimension?: number;
+  /**
+   * The model the dense vectors come from, recorded in dataDir: an index made with another one is refused like one
+   * of another dimension (or set aside, with setAsideMismatch). Unset: not checked.
+   */
+  embeddingModel?: string;
   /** Defaults to COSINE. */
   similarityFunction?: 'COSINE' | 'EUCLIDEAN' | 'DOT_PRODUCT';
   /** HNSW graph settings; the defaults reach recall@10 ≥ 0.95 on 100k 384-d vectors (docs/benchmarks.md). */
@@ -50,7 +55,7 @@ export async function createVectorServer(options: VectorOptions): Promise<Vector
   const shape = resolveShape(options);
   const log = options.log ?? (() => {});
   const persistence = options.dataDir
-    ? await VectorPersistence.open(options.dataDir, shape, options.setAsideMismatch)
+    ? await VectorPersistence.open(options.dataDir, shape, options.setAsideMismatch, options.embeddingModel)
     : undefined;
   const delayMs = options.saveDelayMs ?? 1000;
   const state = new VectorState(

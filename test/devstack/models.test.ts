@@ -282,7 +282,7 @@ describe('embeddings without a model', () => {
     await withServer({ embeddingModel: null }, async (stack) => {
       expect(Date.now() - started).toBeLessThan(5000);
       expect(stack.server.embeddings).toBeNull();
-      expect(stack.server.embeddingsUnavailableReason).toMatch(/Xenova\/all-MiniLM-L6-v2 is not in the cache/);
+      expect(stack.server.embeddingsUnavailableReason).toMatch(/Xenova\/bge-small-en-v1\.5 is not in the cache/);
       const lines = stack.logs.filter((l) => l.includes('dense embeddings unavailable'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^dense embeddings unavailable: .+; retrieval will use sparse vectors only$/);
@@ -337,8 +337,31 @@ describe('embeddings without a model', () => {
     await tinyModelWith('shared-models/a-generator', {
       'config.json': JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }),
     });
+    // A cross-encoder (the reranker shared/weights ships) scores pairs; it is never taken for the embedder.
+    await tinyModelWith('shared-models/a-reranker', {
+      'config.json': JSON.stringify({ model_type: 'bert', architectures: ['BertForSequenceClassification'] }),
+    });
     await withServer({ embeddingModel: null, sharedModelsDir: join(tmp, 'shared-models') }, async (stack) => {
       expect(stack.server.embeddings).toEqual({ model: 'b-encoder', dimension: TINY_DIMENSION });
+    });
+  });
+
+  it('prefers bge-small-en-v1.5 under the shared models directory, and takes another by its bare name', async () => {
+    await tinyModelWith('shared-default/all-MiniLM-L6-v2', { '1_Pooling/config.json': '{"pooling_mode_mean_tokens":true}' });
+    await tinyModelWith('shared-default/bge-small-en-v1.5', { '1_Pooling/config.json': '{"pooling_mode_cls_token":true}' });
+    const sharedModelsDir = join(tmp, 'shared-default');
+    await withServer({ embeddingModel: null, sharedModelsDir }, async (stack) => {
+      expect(stack.server.embeddings).toEqual({ model: 'bge-small-en-v1.5', dimension: TINY_DIMENSION });
+      expect(stack.logs.some((line) => line.includes('bge-small-en-v1.5 (fp32, cls pooling'))).toBe(true);
+    });
+    await withServer({ embeddingModel: 'all-MiniLM-L6-v2', sharedModelsDir }, async (stack) => {
+      expect(stack.server.embeddings).toEqual({ model: 'all-MiniLM-L6-v2', dimension: TINY_DIMENSION });
+    });
+    await withServer({ embeddingModel: 'no-such-model', sharedModelsDir }, async (stack) => {
+      expect(stack.server.embeddings).toBeNull();
+      expect(stack.server.embeddingsUnavailableReason).toMatch(
+        /'no-such-model' is neither a directory, a folder of .*shared-default/,
+      );
     });
   });
 });
