@@ -23,6 +23,11 @@ export const ConfigSchema = z.object({
         });
       return fusion ?? z.NEVER;
     }),
+  /**
+   * Put before a question when it is embedded, never before passages; unset: chosen by EMBEDDING_MODEL's name (the
+   * BGE English models' instruction, else none); `none`: no prefix (src/retrieval/query-instruction.ts).
+   */
+  EMBEDDING_QUERY_PREFIX: z.preprocess(blankIsUnset, z.string().max(500).optional()),
   /** Where answers are scored (workers/scoring); unset: records stay unscored. */
   SCORING_WORKER_URL: optionalUrl,
   /** The static assets binding (wrangler.toml `[assets]`): the web app's page comes from it. */

@@ -6,6 +6,7 @@ import { namespaceFor } from '#core/namespaces.ts';
 import { DEFAULT_CONFIG, type RetrievalStrategy } from './config.ts';
 import { searchQuery, type Turn } from './conversation.ts';
 import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
+import { queryEmbeddingText } from './query-instruction.ts';
 import type { SparseVector } from './sparse.ts';
 import {
   applyStrategy,
@@ -82,6 +83,10 @@ export interface RetrievalDeps extends Pick<Adapters, 'vectors' | 'models' | 'st
   access: SearchAccess;
   documents: DocumentRepo;
   fusion: Fusion;
+  /** Put before each question when it is embedded (query-instruction.ts); passages are embedded bare. */
+  queryPrefix?: string;
+  /** The threshold strategy's default cut-off for dense scores, the embedding model's (dense-cutoff.ts). */
+  denseCutoff?: number;
 }
 
 export function createRetrievalService(deps: RetrievalDeps) {
@@ -164,11 +169,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
     { namespace, strategy }: RetrievalScope,
     input: { question: string; topK: number; turns?: readonly Turn[] },
   ): Promise<Retrieval> {
-    const plan = strategyFor(strategy);
+    const plan = strategyFor(strategy, deps.denseCutoff);
     const query = searchQuery(input.question, input.turns ?? []);
 
     const embeddingStarted = performance.now();
-    const vector = dense && models.embed ? (await models.embed([query.text]))[0] : undefined;
+    const embedded = queryEmbeddingText(deps.queryPrefix ?? '', query.text);
+    const vector = dense && models.embed ? (await models.embed([embedded]))[0] : undefined;
     const embeddingMs = performance.now() - embeddingStarted;
 
     const retrievalStarted = performance.now();
@@ -210,13 +216,13 @@ export function createRetrievalService(deps: RetrievalDeps) {
   };
 }
 
-function strategyFor(strategy: RetrievalStrategy): Strategy {
+function strategyFor(strategy: RetrievalStrategy, denseCutoff?: number): Strategy {
   switch (strategy) {
     case 'mmr':
       return { kind: 'mmr', lambda: DEFAULT_MMR_LAMBDA };
     case 'threshold':
       // The default cut-off for the query mode: scores of dense, sparse and fused queries differ in scale.
-      return { kind: 'threshold', minScore: null };
+      return { kind: 'threshold', minScore: null, denseCutoff };
     default:
       return { kind: 'similarity' };
   }

@@ -12,7 +12,11 @@ export interface Candidate {
 }
 
 /** A collection's `retrieval_strategy` with its parameters. */
-export type Strategy = { kind: 'similarity' } | { kind: 'mmr'; lambda: number } | { kind: 'threshold'; minScore: number | null };
+export type Strategy =
+  | { kind: 'similarity' }
+  | { kind: 'mmr'; lambda: number }
+  // denseCutoff: the embedding model's own default for dense scores (dense-cutoff.ts), where minScore is null.
+  | { kind: 'threshold'; minScore: number | null; denseCutoff?: number };
 
 /** Which of the index's vectors the query used, and how they were fused; it decides what a score means. */
 export type QueryMode = 'dense' | 'sparse' | 'hybrid' | 'dbsf' | 'convex';
@@ -59,9 +63,9 @@ export interface FusedContext {
 
 const isFused = (mode: QueryMode) => mode !== 'dense' && mode !== 'sparse';
 
-function passingEither(evidence: Evidence): Set<string> {
+function passingEither(evidence: Evidence, denseCutoff = DEFAULT_SCORE_THRESHOLD.dense): Set<string> {
   return new Set([
-    ...evidence.dense.filter((c) => c.score >= DEFAULT_SCORE_THRESHOLD.dense).map((c) => c.id),
+    ...evidence.dense.filter((c) => c.score >= denseCutoff).map((c) => c.id),
     ...evidence.sparse.filter((c) => c.score >= DEFAULT_SCORE_THRESHOLD.sparse).map((c) => c.id),
   ]);
 }
@@ -100,10 +104,11 @@ export function applyStrategy(
     case 'threshold': {
       if (strategy.minScore === null && isFused(mode)) {
         if (!fused.evidence) throw new RangeError(`A ${mode} query's default threshold needs its dense and sparse lists`);
-        const passing = passingEither(fused.evidence);
+        const passing = passingEither(fused.evidence, strategy.denseCutoff);
         return byScore(candidates.filter((candidate) => passing.has(candidate.id))).slice(0, topK);
       }
-      const minScore = strategy.minScore ?? DEFAULT_SCORE_THRESHOLD[mode as 'dense' | 'sparse'];
+      const modelDefault = mode === 'dense' ? strategy.denseCutoff : undefined;
+      const minScore = strategy.minScore ?? modelDefault ?? DEFAULT_SCORE_THRESHOLD[mode as 'dense' | 'sparse'];
       if (!Number.isFinite(minScore)) throw new RangeError(`Score threshold must be a finite number, got ${minScore}`);
       return byScore(candidates.filter((candidate) => candidate.score >= minScore)).slice(0, topK);
     }

@@ -16,6 +16,8 @@ import { createWebhookRepo } from '#core/db/webhooks.ts';
 import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
 import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import { createAnswerService } from '#retrieval/answer.ts';
+import { denseCutoffFor } from '#retrieval/dense-cutoff.ts';
+import { queryPrefixFor } from '#retrieval/query-instruction.ts';
 import { createRetrievalService } from '#retrieval/retrieval.ts';
 import type { Config } from '../config.ts';
 import { createAccessService } from './access.ts';
@@ -57,7 +59,12 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
       resolve,
       origins: { webhook: config.WEBHOOK_TRUSTED_ORIGINS, ingest: config.INGEST_TRUSTED_ORIGINS },
     }).catch(resolverDown);
-  const retrieval = createRetrievalService({ ...deps, fusion: config.RETRIEVAL_FUSION });
+  const retrieval = createRetrievalService({
+    ...deps,
+    fusion: config.RETRIEVAL_FUSION,
+    queryPrefix: queryPrefixFor(config.EMBEDDING_MODEL, config.EMBEDDING_QUERY_PREFIX),
+    denseCutoff: denseCutoffFor(config.EMBEDDING_MODEL),
+  });
   const purge = createPurge(deps);
   const deliveries = createDeliveryRepo(sql);
   return {
