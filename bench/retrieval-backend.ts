@@ -2,7 +2,7 @@
 
 import { log } from './format.ts';
 import { type BenchStack, createCollection, startBenchStack } from './ingest-e2e.ts';
-import type { Backend, RetrievalSettings } from './retrieval-flags.ts';
+import { type Backend, NO_PREFIX, type RetrievalSettings } from './retrieval-flags.ts';
 import { ingestScifact } from './retrieval-ingest.ts';
 import { runQueries, type StrategyRun } from './retrieval-queries.ts';
 import { type BackendRun, reportPass } from './retrieval-report.ts';
@@ -55,7 +55,11 @@ export async function runBackend(
   // One index serves every fusion: an API worker per RETRIEVAL_FUSION queries it.
   else {
     for (const fusion of settings.fusions) {
-      const api = await stack.startApi({ RETRIEVAL_FUSION: fusion });
+      const [name = fusion, variant] = fusion.split('/');
+      const api = await stack.startApi({
+        RETRIEVAL_FUSION: name,
+        ...(variant === NO_PREFIX ? { EMBEDDING_QUERY_PREFIX: 'none' } : {}),
+      });
       try {
         await pass(user.at(api.url), fusion);
       } finally {

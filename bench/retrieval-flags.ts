@@ -3,6 +3,7 @@ import { fusionName, parseFusion } from '#retrieval/fusion.ts';
 import { oneOf, readFlags, someOf, text, whole } from './flags.ts';
 
 const BACKENDS = ['sparse', 'hybrid'] as const;
+export const NO_PREFIX = 'noprefix';
 const DATASETS = ['scifact', 'pubmedqa'] as const;
 const SHARED_DATA = new URL('../../shared/data/', import.meta.url).pathname;
 const STRATEGIES = ['similarity', 'mmr', 'threshold'] as const;
@@ -40,11 +41,18 @@ export function readRetrievalFlags() {
     limitQueries: flags['limit-queries'],
     backends: flags.backends,
     strategies: flags.strategies,
-    /** On the hybrid stack: each RETRIEVAL_FUSION to query the one ingested index with. */
+    /**
+     * On the hybrid stack: each RETRIEVAL_FUSION to query the one ingested index with; `<fusion>/noprefix` asks
+     * the same with questions embedded bare (EMBEDDING_QUERY_PREFIX=none), to weigh the model's query instruction.
+     */
     fusions: (flags.fusions as string).split(',').map((value) => {
-      const fusion = parseFusion(value);
-      if (!fusion) throw new Error(`--fusions: ${value} is not rrf, dbsf, dense, sparse, convex:<0–1> or dbsf:<0–1>`);
-      return fusionName(fusion);
+      const [name = '', variant] = value.split('/');
+      const fusion = parseFusion(name);
+      if (!fusion || (variant !== undefined && variant !== NO_PREFIX))
+        throw new Error(
+          `--fusions: ${value} is not rrf, dbsf, dense, sparse, convex:<0–1> or dbsf:<0–1>, optionally /${NO_PREFIX}`,
+        );
+      return variant ? `${fusionName(fusion)}/${variant}` : fusionName(fusion);
     }),
     chunkSize: flags['chunk-size'],
     topK: flags['top-k'],

@@ -13,6 +13,10 @@
  *                (DEVSTACK_EMBEDDING_MODEL, or one under shared/weights). Without one, hybrid is reported
  *                as not available and the stack that was started serves the sparse run.
  * --strategies   the collection's retrieval_strategy for each pass over the queries (PUT config between passes)
+ * --fusions      on the hybrid stack, each RETRIEVAL_FUSION to query the one index with (an API worker each);
+ *                `<fusion>/noprefix` embeds the questions without the model's query instruction
+ *                (EMBEDDING_QUERY_PREFIX=none), to weigh it. The model is the devstack's: bge-small-en-v1.5
+ *                by default, DEVSTACK_EMBEDDING_MODEL=all-MiniLM-L6-v2 for the earlier one
  * --limit-docs   quick runs: the documents judged relevant for the chosen queries, then others in corpus order
  * --limit-queries  quick runs: the first N training queries of qrels/train.tsv
  * --format       txt (default): the title as the first line; md: as a `#` heading, carried with every chunk
