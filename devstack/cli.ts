@@ -96,6 +96,7 @@ function printRoles(stack: Devstack, roles: UserRoles) {
     EMBEDDING: stack.embeddings?.model ?? 'none (sparse retrieval only)',
     VISION: stack.visionModel,
     JUDGE: 'none (the lexical scorer)',
+    RERANK: stack.rerankModel ?? 'none (reranking unavailable)',
   };
   console.log('Model roles (set ROLE_MODEL, ROLE_BASE_URL, ROLE_API_KEY in the shell or .dev.vars to use your own)');
   for (const role of ROLES) {

@@ -173,6 +173,8 @@ function apiWorkerVars(stack: Devstack, ingestUrl: string, scoringUrl?: string):
     AUTH_ISSUER: stack.issuer,
     SUPABASE_ANON_KEY: stack.keys.anonKey,
     CHAT_MODEL: stack.textModel,
+    // Served on the shared OpenAI-compatible mount (OPENAI_BASE_URL), in Cohere's rerank shape.
+    ...(stack.rerankModel ? { RERANK_MODEL: stack.rerankModel } : {}),
     // Rate limiting is the API's alone; without Redis it is off.
     ...(stack.redisUrl ? { UPSTASH_REDIS_REST_URL: stack.redisUrl, UPSTASH_REDIS_REST_TOKEN: stack.redisToken } : {}),
   };

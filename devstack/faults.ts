@@ -20,6 +20,8 @@ interface Fault {
   method?: string;
   /** Sent as `Retry-After` (seconds), as a provider that is shedding load says when to come back. */
   retryAfter?: number;
+  /** A slow upstream rather than a failing one: matching requests wait this long, then go through. */
+  delayMs?: number;
   /** Matching requests still to let through before failing any: an outage that starts midway. */
   skip: number;
   /** Requests left to fail; Infinity until cleared. 0 only counts. */
@@ -72,6 +74,10 @@ export function createFaults() {
       const url = new URL(c.req.url);
       const failing = trip(service, c.req.method, decodeURIComponent(url.pathname + url.search));
       if (!failing) return next();
+      if (failing.delayMs !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, failing.delayMs));
+        return next();
+      }
       if (failing.retryAfter !== undefined) c.header('Retry-After', String(failing.retryAfter));
       return c.json({ error: `${service} unavailable (injected fault)` }, failing.status as 500);
     };
@@ -89,6 +95,7 @@ export function createFaults() {
       match?: string;
       method?: string;
       retryAfter?: number;
+      delayMs?: number;
     };
     if (!body.service || !SERVICES.includes(body.service)) {
       return c.json({ error: `service must be one of ${SERVICES.join(', ')}` }, 400);
@@ -104,13 +111,14 @@ export function createFaults() {
       match: body.match,
       method: body.method,
       retryAfter: body.retryAfter,
+      ...(typeof body.delayMs === 'number' && body.delayMs >= 0 ? { delayMs: body.delayMs } : {}),
       seen: 0,
       failed: 0,
     };
     faults.set(idOf(fault), fault);
     // An outage that starts now (not after `skip` calls) also ends what is under way, before this
     // answers: a test's next call must find the service down, not still finishing the old connection.
-    if (fault.remaining > 0 && fault.skip === 0) await onSet.get(fault.service)?.(fault.match);
+    if (fault.remaining > 0 && fault.skip === 0 && fault.delayMs === undefined) await onSet.get(fault.service)?.(fault.match);
     return c.json({ ok: true });
   });
   // The faults set and their counts; `remaining` is null while unlimited.

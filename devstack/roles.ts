@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 
 /** The model roles the workers read settings for: ROLE_MODEL, ROLE_BASE_URL, ROLE_API_KEY. */
-export const ROLES = ['CHAT', 'EMBEDDING', 'VISION', 'JUDGE'] as const;
+export const ROLES = ['CHAT', 'EMBEDDING', 'VISION', 'JUDGE', 'RERANK'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** A role served by a provider the user named rather than by the devstack's stand-in. */
@@ -17,6 +17,7 @@ export interface UserRole {
 export type UserRoles = Partial<Record<Role, UserRole>>;
 
 const OPENAI = 'https://api.openai.com/v1';
+const COHERE = 'https://api.cohere.com/v2';
 
 /** The shell's settings over `.dev.vars`'s, as wrangler itself would read them. */
 export function readUserSettings(root: string, env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
@@ -42,7 +43,8 @@ export function userRoles(settings: Record<string, string | undefined>): UserRol
     }
     roles[role] = {
       model,
-      baseUrl: settings[`${role}_BASE_URL`] || settings.OPENAI_BASE_URL || OPENAI,
+      // The reranker speaks Cohere's API, which OpenAI does not serve.
+      baseUrl: settings[`${role}_BASE_URL`] || settings.OPENAI_BASE_URL || (role === 'RERANK' ? COHERE : OPENAI),
       apiKey,
       ...(dimensions ? { dimensions } : {}),
     };

@@ -71,6 +71,8 @@ export interface Devstack {
   visionModel: string;
   /** The extractive answer engine's model name. */
   textModel: string;
+  /** The cross-encoder POST /openai/v1/rerank serves (RERANK_MODEL), or null: reranking unavailable. */
+  rerankModel: string | null;
   /** Resolves when QStash has nothing pending or in flight. */
   queueIdle(): Promise<void>;
   stop(): Promise<void>;
@@ -129,6 +131,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     // Paced like a hosted model (about 100 words a second), so streaming, time to first
     // token and a client's disconnect behave as they would in production.
     textEngine: createExtractiveEngine({ chunkDelayMs: Number(process.env.DEVSTACK_TOKEN_DELAY_MS ?? 10) }),
+    rerankModel: process.env.DEVSTACK_RERANK_MODEL,
     log,
   });
   const vector = await createVectorServer({
@@ -211,6 +214,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     embeddings: models.embeddings,
     visionModel: models.models.vision,
     textModel: models.models.text ?? 'devstack-extractive',
+    rerankModel: models.models.rerank ?? null,
     queueIdle: () => qstash.idle(),
     stop: async () => {
       await qstash.stop();

@@ -12,6 +12,7 @@ import { OpenAIError, renderError } from './errors.ts';
 import { createExtractiveEngine, EXTRACTIVE_MODEL } from './extractive-engine.ts';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './images.ts';
 import { createOcrEngine } from './ocr-engine.ts';
+import { rerank, startDevstackReranker } from './rerank-handler.ts';
 
 export type { ChatMessage, TextEngine, TextEngineOptions } from './chat-handler.ts';
 
@@ -38,6 +39,8 @@ export interface ModelOptions {
   /** Where shared/weights is; defaults to the one beside the repository. */
   sharedModelsDir?: string;
   imageLimits?: Partial<ImageLimits>;
+  /** The cross-encoder for POST /v1/rerank: a directory, or 'off'; unset: shared/weights' ms-marco-MiniLM-L-12-v2. */
+  rerankModel?: string | null;
   log?: (line: string) => void;
 }
 
@@ -48,7 +51,7 @@ export interface ModelServer {
   embeddings: { model: string; dimension: number } | null;
   embeddingsUnavailableReason?: string;
   /** The model names the server answers to. */
-  models: { embedding: string; vision: string; text?: string };
+  models: { embedding: string; vision: string; text?: string; rerank?: string };
   close(): Promise<void>;
 }
 
@@ -95,6 +98,14 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
   }
   if (!engine) log(`dense embeddings unavailable: ${unavailableReason}; retrieval will use sparse vectors only`);
 
+  const reranker = await startDevstackReranker(options.rerankModel, options.sharedModelsDir ?? defaultSharedModelsDir());
+  const rerankEngine = 'engine' in reranker ? reranker.engine : null;
+  log(
+    rerankEngine
+      ? `openai: reranking with ${rerankEngine.model}`
+      : `reranking unavailable: ${'unavailable' in reranker ? reranker.unavailable : ''}`,
+  );
+
   const ocr = createOcrEngine({ cacheDir: options.cacheDir, log });
   const textEngine = options.textEngine === undefined ? createExtractiveEngine() : (options.textEngine ?? undefined);
   const textModel = textEngine ? (options.textModel ?? DEFAULT_TEXT_MODEL) : undefined;
@@ -128,6 +139,11 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
   app.post('/v1/embeddings', embeddings({ engine, unavailableReason, embedded }));
   // Not OpenAI's: how many embedding inputs contained a test's marker (embedded-texts.ts).
   app.get('/devstack/embedded', (c) => c.json(embedded.containing(c.req.query('containing') ?? '')));
+  // Cohere's v2 rerank API (what @ai-sdk/cohere speaks), on the same mount: RERANK_BASE_URL is '<mount>/v1'.
+  app.post(
+    '/v1/rerank',
+    rerank({ engine: rerankEngine, unavailableReason: 'unavailable' in reranker ? reranker.unavailable : undefined }),
+  );
   app.post('/v1/chat/completions', chatCompletions({ models: chatModels, ocr, textEngine, imageLimits, log }));
   // A route rather than notFound(): a mounted app's notFound handler is not consulted by the parent.
   app.all('*', (c) =>
@@ -138,9 +154,14 @@ export async function createModelServer(options: ModelOptions): Promise<ModelSer
     app,
     embeddings: engine ? { model: engine.model, dimension: engine.dimension } : null,
     ...(unavailableReason ? { embeddingsUnavailableReason: unavailableReason } : {}),
-    models: { embedding: embeddingName, vision: VISION_MODEL, ...(textModel ? { text: textModel } : {}) },
+    models: {
+      embedding: embeddingName,
+      vision: VISION_MODEL,
+      ...(textModel ? { text: textModel } : {}),
+      ...(rerankEngine ? { rerank: rerankEngine.model } : {}),
+    },
     close: async () => {
-      await Promise.all([ocr.close(), engine?.close()]);
+      await Promise.all([ocr.close(), engine?.close(), rerankEngine?.close()]);
     },
   };
 }

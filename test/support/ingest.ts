@@ -117,7 +117,16 @@ export async function documentOfJob(jobId: string): Promise<string | null> {
 /** Makes a devstack service fail, like an outage, until cleared (or for `count` requests). */
 export async function injectFault(
   service: FaultyService,
-  options: { status?: number; count?: number; skip?: number; match?: string; method?: string; retryAfter?: number } = {},
+  options: {
+    status?: number;
+    count?: number;
+    skip?: number;
+    match?: string;
+    method?: string;
+    retryAfter?: number;
+    /** Matching requests are slowed by this much instead of failing. */
+    delayMs?: number;
+  } = {},
 ) {
   const response = await fetch(stack.faultsUrl, {
     method: 'POST',

@@ -13,7 +13,7 @@ type Shared = z.output<z.ZodObject<typeof SharedSettings>>;
  */
 type RoleKeys<R extends string> = Partial<Record<`${R}_MODEL` | `${R}_BASE_URL` | `${R}_API_KEY`, string>>;
 type ModelKeys = Pick<Shared, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'EMBEDDING_DIMENSIONS'> &
-  RoleKeys<'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE'>;
+  RoleKeys<'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE' | 'RERANK'>;
 type StoreKeys = Pick<Shared, 'SUPABASE_URL' | 'SUPABASE_SERVICE_ROLE_KEY' | 'STORAGE_BUCKET'>;
 type VectorKeys = Pick<Shared, 'UPSTASH_VECTOR_REST_URL' | 'UPSTASH_VECTOR_REST_TOKEN'>;
 type QueueKeys = Pick<Shared, 'QSTASH_URL'> & { QSTASH_TOKEN?: string; INGEST_PARALLELISM_PER_USER?: number };
@@ -86,7 +86,10 @@ function queueSettings(url: string, token: string, settings: Pick<QueueKeys, 'IN
 }
 
 /** A role with a model, on its own endpoint where it names one. */
-function role<R extends 'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE'>(settings: ModelKeys, name: R): RoleModel | undefined {
+function role<R extends 'CHAT' | 'EMBEDDING' | 'VISION' | 'JUDGE' | 'RERANK'>(
+  settings: ModelKeys,
+  name: R,
+): RoleModel | undefined {
   const model = settings[`${name}_MODEL`];
   if (!model) return undefined;
   const baseUrl = settings[`${name}_BASE_URL`];
@@ -103,5 +106,6 @@ function modelSettings(settings: ModelKeys): ModelSettings {
     embedding: embedding && { ...embedding, dimensions: settings.EMBEDDING_DIMENSIONS },
     vision: role(settings, 'VISION'),
     judge: role(settings, 'JUDGE'),
+    rerank: role(settings, 'RERANK'),
   };
 }

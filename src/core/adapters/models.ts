@@ -1,5 +1,6 @@
+import { createCohere } from '@ai-sdk/cohere';
 import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, embedMany, generateText, type LanguageModel } from 'ai';
+import { APICallError, embedMany, generateText, type LanguageModel, rerank } from 'ai';
 import { describeCause, UpstreamError } from './upstream-error.ts';
 
 /** An OpenAI-compatible endpoint: unset baseUrl means OpenAI itself. */
@@ -24,6 +25,17 @@ export interface ModelSettings extends Endpoint {
   vision?: RoleModel;
   /** The scoring worker's judge; unset: the lexical scorer. */
   judge?: RoleModel;
+  /**
+   * The API's reranker, spoken to in Cohere's rerank API (Cohere's own, or a server in its shape, as the
+   * devstack's). Its endpoint falls back to the shared one, and without that to Cohere's.
+   */
+  rerank?: RoleModel;
+}
+
+/** One passage's place in the reranker's order: its index in the request and its relevance score. */
+export interface Ranked {
+  index: number;
+  score: number;
 }
 
 export interface AnswerRequest {
@@ -46,6 +58,19 @@ export interface Models {
   describeImage(png: Uint8Array): Promise<string>;
   /** The judge role's model, for code that prompts it through the AI SDK itself; null without one. */
   judge: LanguageModel | null;
+  /**
+   * Every passage's relevance to the query, best first; null when no reranking model is configured.
+   * Throws UpstreamError when the provider fails; one call, no retry: its caller has a time budget.
+   */
+  rerank:
+    | ((
+        query: string,
+        passages: string[],
+        options: { abortSignal?: AbortSignal; maxTokensPerPassage?: number },
+      ) => Promise<Ranked[]>)
+    | null;
+  /** Names the reranking provider's host and model, for evaluation records; null without one. */
+  rerankEngine: string | null;
 }
 
 const DESCRIBE_PROMPT =
@@ -93,6 +118,11 @@ export function createModels(settings: ModelSettings): Models {
     }
   };
   const { chat, embedding, vision, judge } = settings;
+  const reranker = settings.rerank;
+  const rerankBaseUrl = reranker?.baseUrl ?? settings.baseUrl;
+  const rerankModel = reranker
+    ? createCohere({ baseURL: rerankBaseUrl, apiKey: reranker.apiKey ?? settings.apiKey }).reranking(reranker.model)
+    : null;
 
   return {
     engine: `${hostOf(chat?.baseUrl ?? settings.baseUrl)}/${chat?.model ?? 'none'}`,
@@ -165,5 +195,23 @@ export function createModels(settings: ModelSettings): Models {
       }),
 
     judge: judge ? providerFor(judge).chat(judge.model) : null,
+
+    rerank: rerankModel
+      ? (query, passages, options) =>
+          guard('rerank', async () => {
+            const { ranking } = await rerank({
+              model: rerankModel,
+              query,
+              documents: passages,
+              maxRetries: 0,
+              abortSignal: options.abortSignal,
+              ...(options.maxTokensPerPassage
+                ? { providerOptions: { cohere: { maxTokensPerDoc: options.maxTokensPerPassage } } }
+                : {}),
+            });
+            return ranking.map((r) => ({ index: r.originalIndex, score: r.score }));
+          })
+      : null,
+    rerankEngine: reranker ? `${rerankBaseUrl ? new URL(rerankBaseUrl).host : 'api.cohere.com'}/${reranker.model}` : null,
   };
 }
