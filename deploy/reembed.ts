@@ -1,6 +1,7 @@
 import type { Sql } from 'postgres';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
+import { type ContextSource, contextMetadata, documentContext } from '#retrieval/document-context.ts';
 import { encodeDocument } from '#retrieval/sparse.ts';
 import { type IndexableChunk, indexedText, vectorMetadata } from '#retrieval/vector-metadata.ts';
 
@@ -29,8 +30,8 @@ const BATCH = 64;
  */
 export async function reembedAll(deps: ReembedDeps): Promise<ReembedResult> {
   const { sql, vectors, embed, log } = deps;
-  const documents = await sql<{ id: string; name: string; collection_id: string | null; user_id: string }[]>`
-    select d.id, d.name, d.collection_id, d.user_id from documents d
+  const documents = await sql<({ id: string; name: string; collection_id: string | null; user_id: string } & ContextSource)[]>`
+    select d.id, d.name, d.collection_id, d.user_id, d.title, d.document_date from documents d
     where exists (select 1 from document_chunks c where c.document_id = d.id and c.state = 'done')
     order by d.created_at, d.id`;
   let chunks = 0;
@@ -40,8 +41,9 @@ export async function reembedAll(deps: ReembedDeps): Promise<ReembedResult> {
       where document_id = ${doc.id} and state = 'done' and coalesce(btrim(text), '') <> ''
       order by chunk_index`;
     const namespace = namespaceFor(doc.collection_id, doc.user_id);
+    const context = documentContext(doc);
     for (let start = 0; start < rows.length; start += BATCH) {
-      const batch = rows.slice(start, start + BATCH).map((row) => ({ row, text: indexedText(row) }));
+      const batch = rows.slice(start, start + BATCH).map((row) => ({ row, text: indexedText(row, context) }));
       const dense = embed ? await embed(batch.map((b) => b.text)) : undefined;
       const records = batch
         .map(({ row, text }, i) => ({ row, sparse: encodeDocument(text), vector: dense?.[i] }))
@@ -51,7 +53,7 @@ export async function reembedAll(deps: ReembedDeps): Promise<ReembedResult> {
           id: row.vector_id,
           ...(vector ? { vector } : {}),
           sparseVector: sparse,
-          metadata: vectorMetadata(doc.id, doc.name, row),
+          metadata: { ...vectorMetadata(doc.id, doc.name, row), ...contextMetadata(context) },
         }));
       if (records.length > 0) await vectors.upsert(namespace, records);
       chunks += records.length;

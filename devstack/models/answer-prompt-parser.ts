@@ -1,4 +1,11 @@
-import { PASSAGE_HEADER, PASSAGES_HEADING, QUESTION_PREFIX, unescapePassageLine } from '#core/contracts/answer-prompt-format.ts';
+import {
+  DOCUMENT_PREFIX,
+  PASSAGE_HEADER,
+  PASSAGES_HEADING,
+  QUESTION_PREFIX,
+  SECTION_PREFIX,
+  unescapePassageLine,
+} from '#core/contracts/answer-prompt-format.ts';
 import type { ChatMessage } from './chat-handler.ts';
 
 export interface ParsedPassage {
@@ -6,6 +13,10 @@ export interface ParsedPassage {
   number: number;
   source: string;
   page?: number;
+  /** The Document line after the header: its document's title and date. */
+  document?: string;
+  /** The Section line: its heading path. */
+  section?: string;
   text: string;
 }
 
@@ -30,6 +41,8 @@ export function parseAnswerPrompt(messages: readonly ChatMessage[]): ParsedAnswe
 
   const passages: ParsedPassage[] = [];
   let body: string[] = [];
+  // Right after a header, before any text: where the Document and Section lines may be.
+  let inContext = false;
   const close = () => {
     const passage = passages.at(-1);
     if (!passage) return;
@@ -48,7 +61,14 @@ export function parseAnswerPrompt(messages: readonly ChatMessage[]): ParsedAnswe
         ...(header[3] === undefined ? {} : { page: Number(header[3]) }),
         text: '',
       });
+      inContext = true;
+    } else if (inContext && line.startsWith(DOCUMENT_PREFIX) && !(passages.at(-1) as ParsedPassage).document) {
+      (passages.at(-1) as ParsedPassage).document = line.slice(DOCUMENT_PREFIX.length);
+    } else if (inContext && line.startsWith(SECTION_PREFIX)) {
+      (passages.at(-1) as ParsedPassage).section = line.slice(SECTION_PREFIX.length);
+      inContext = false;
     } else if (passages.length > 0 && (body.length > 0 || line.trim() !== '')) {
+      inContext = false;
       body.push(line);
     }
   }

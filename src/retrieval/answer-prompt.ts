@@ -3,13 +3,16 @@
  * fixes, since the devstack's extractive engine parses it back.
  */
 import {
+  DOCUMENT_PREFIX,
   escapePassageLine,
   NO_ANSWER,
   NO_PASSAGES_LINE,
   PASSAGES_HEADING,
   passageHeader,
   QUESTION_PREFIX,
+  SECTION_PREFIX,
 } from '#core/contracts/answer-prompt-format.ts';
+import { contextLine, type DocumentContext } from './document-context.ts';
 
 /** A passage as the prompt numbers and cites it. */
 export interface PromptPassage {
@@ -18,6 +21,10 @@ export interface PromptPassage {
   source: string;
   /** 1-based page the passage comes from, when known. */
   page?: number;
+  /** Its heading path, joined with " > ". */
+  heading?: string;
+  /** Its document's title and date (document-context.ts): the same the passage was indexed under. */
+  context?: DocumentContext;
 }
 
 export interface AnswerPrompt {
@@ -53,7 +60,11 @@ export function buildAnswerPrompt(question: string, passages: readonly PromptPas
       : passages.map((p, i) => {
           // A page that is not a positive whole number is metadata noise: leave it out rather than cite it.
           const page = p.page !== undefined && Number.isInteger(p.page) && p.page >= 1 ? p.page : undefined;
-          return `${passageHeader(i + 1, collapse(p.source) || 'unnamed', page)}\n${passageBody(p.text)}`;
+          const context = [
+            ...(p.context ? [`${DOCUMENT_PREFIX}${collapse(contextLine(p.context))}`] : []),
+            ...(p.heading && collapse(p.heading) ? [`${SECTION_PREFIX}${collapse(p.heading)}`] : []),
+          ];
+          return [passageHeader(i + 1, collapse(p.source) || 'unnamed', page), ...context, passageBody(p.text)].join('\n');
         });
   const prompt = `${QUESTION_PREFIX}${oneLine}\n\n${PASSAGES_HEADING}\n\n${blocks.join('\n\n')}`;
   return { system: ANSWER_SYSTEM_PROMPT, prompt };

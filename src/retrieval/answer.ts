@@ -124,6 +124,8 @@ export function createAnswerService(deps: {
           text: p.text,
           source: p.documentName,
           ...(typeof p.page === 'number' ? { page: p.page } : {}),
+          ...(p.heading ? { heading: p.heading } : {}),
+          ...(p.context ? { context: p.context } : {}),
         })),
       );
 

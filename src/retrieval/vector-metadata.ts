@@ -1,3 +1,5 @@
+import { contextLine, contextOf, type DocumentContext } from './document-context.ts';
+
 /**
  * What each vector carries beside its values: written by the ingest worker, read back by the API to
  * cite the passage. Vectors written before a field existed lack it; readers treat it as unknown.
@@ -10,6 +12,9 @@ export interface VectorMetadata extends Record<string, unknown> {
   chunk_type: 'text' | 'image_description';
   text: string;
   image_path?: string;
+  /** The document's context (document-context.ts); vectors written before issue 22 lack it. */
+  doc_title?: string;
+  doc_date?: string;
   /** PDF page or slide number, 1-based: where the chunk starts. */
   page?: number;
   /** A spreadsheet's sheet name. */
@@ -25,6 +30,8 @@ export interface PassageLocation {
   page: number | string | null;
   /** The heading path joined with " > ", where known. */
   heading: string | null;
+  /** Its document's title and date, where its vector carries them (document-context.ts). */
+  context?: DocumentContext;
 }
 
 export const HEADING_SEPARATOR = ' > ';
@@ -43,8 +50,11 @@ export function locationOf(metadata: Record<string, unknown>): PassageLocation {
     documentId: typeof metadata.document_id === 'string' ? metadata.document_id : null,
     page,
     heading: headings.length > 0 ? headings.join(HEADING_SEPARATOR) : null,
+    ...withContext(contextOf(metadata)),
   };
 }
+
+const withContext = (context: DocumentContext | undefined) => (context ? { context } : {});
 
 /** A stored chunk (document_chunks) as much as indexing it needs. */
 export interface IndexableChunk {
@@ -74,10 +84,11 @@ export function vectorMetadata(documentId: string, name: string, row: IndexableC
 }
 
 /**
- * What is embedded and encoded for a chunk: its heading path, then its text, since a passage often
- * leaves its subject to the heading above it. What is shown stays the text alone.
+ * What is embedded and encoded for a chunk: its document's context (document-context.ts), its heading path,
+ * then its text, since a passage often leaves its subject to its document and the heading above it. What is
+ * shown stays the text alone.
  */
-export function indexedText(row: IndexableChunk): string {
+export function indexedText(row: IndexableChunk, context?: DocumentContext): string {
   const headings = Array.isArray(row.metadata.headings) ? (row.metadata.headings as string[]) : [];
-  return [...headings, row.text as string].join('\n');
+  return [...(context ? [contextLine(context)] : []), ...headings, row.text as string].join('\n');
 }

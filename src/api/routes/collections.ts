@@ -65,8 +65,8 @@ const putConfig = route.put('/collections/{id}/config', 'Replace the retrieval c
 const rechunk = route.post('/collections/{id}/rechunk', 'Re-chunk documents at the current chunk_size (admin only)', {
   operationId: 'rechunkCollection',
   access: 'bearer',
-  description: `For each document cut at another \`chunk_size\` than the collection's current one, ingests its stored original
-again as a new document, with a job the caller polls at \`GET /ingest/jobs/{job_id}\`. The old document stays searchable
+  description: `For each document cut at another \`chunk_size\` than the collection's current one, or indexed before each
+passage was indexed with its document's title and date, ingests its stored original again as a new document, with a job the caller polls at \`GET /ingest/jobs/{job_id}\`. The old document stays searchable
 until the new one is indexed (succeeded or partial), then is deleted with its vectors and files; if the job fails, the old
 document stays as it was. While a job runs, the collection's document list shows both. Documents still being ingested or
 re-chunked are skipped, so a second call starts only what the first did not. Not counted against the daily chunk quota.`,

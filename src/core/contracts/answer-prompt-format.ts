@@ -9,11 +9,15 @@
  *   Context passages:
  *   <blank line>
  *   [1] (source: <name>, page <page>)
+ *   Document: <the document's title, and its date>
+ *   Section: <the heading path, outermost first, joined with " > ">
  *   <passage text, one or more lines>
  *   <blank line>
  *   [2] (source: <name>)
  *   <passage text>
  *
+ * The Document and Section lines follow the header directly, each only where it is known (issue 22: a passage
+ * knows its document), and never hold a line break.
  * Passages are numbered from 1 in the order given, which is the order of the sources the client receives, so a
  * citation [n] names the n-th source. With no passages the section holds the single line NO_PASSAGES_LINE.
  */
@@ -32,9 +36,15 @@ export function passageHeader(number: number, source: string, page?: number): st
   return `[${number}] (source: ${source}${page === undefined ? '' : `, page ${page}`})`;
 }
 
-// A passage line that would read as a header. The builder indents such lines by one space and the parser takes the
-// space off again, so text quoted from a document cannot start a passage of its own.
-const HEADER_LIKE_LINE = /^ *\[\d+\] \(source: /;
+/** The line, after a passage's header, that gives its document's context (src/retrieval/document-context.ts). */
+export const DOCUMENT_PREFIX = 'Document: ';
+/** The line, after the header and any Document line, that gives the passage's heading path. */
+export const SECTION_PREFIX = 'Section: ';
+
+// A passage line that would read as a header or a context line. The builder indents such lines by one space and
+// the parser takes the space off again, so text quoted from a document cannot start a passage of its own, nor
+// pose as its document's title.
+const HEADER_LIKE_LINE = /^ *(?:\[\d+\] \(source: |Document: |Section: )/;
 
 /** A line of passage text as the prompt carries it. */
 export function escapePassageLine(line: string): string {

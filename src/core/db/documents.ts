@@ -16,6 +16,12 @@ export interface DocumentRow {
   doc_type: DocType | null;
   size_bytes: number;
   storage_path: string | null;
+  /** The title the ingest worker found (issue 22): the file's own, else its first heading; null before, or when it has neither. */
+  title: string | null;
+  /** The file's own date (PDF CreationDate, Office dcterms:created), YYYY-MM-DD; null when it carries none. */
+  document_date: string | null;
+  /** Its chunks were indexed with its context; false for those indexed before (a re-chunk gives it them). */
+  context_read: boolean;
   chunk_size: number;
   chunk_count: number;
   /** Of an upload's bytes; one document per namespace holds given bytes. Null for URLs and re-chunk copies. */
@@ -109,7 +115,8 @@ export function createDocumentRepo(sql: Sql) {
     listToRechunk(collectionId: string, chunkSize: number): Promise<DocumentRow[]> {
       return sql<DocumentRow[]>`
         select d.* from documents d
-         where d.collection_id = ${collectionId} and d.chunk_size <> ${chunkSize} and d.storage_path is not null
+         where d.collection_id = ${collectionId} and d.storage_path is not null
+           and (d.chunk_size <> ${chunkSize} or not d.context_read)
            and d.deleting_at is null
            and not exists (select 1 from ingest_jobs j
                             where (j.document_id = d.id or j.replaces_document_id = d.id)

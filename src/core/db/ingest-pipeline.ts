@@ -114,6 +114,12 @@ export function createPipelineDb(sql: Sql) {
                        size_bytes = ${fields.size_bytes}, storage_path = ${fields.storage_path} where id = ${documentId}`;
     },
 
+    /** What the first range found of the document's context (src/retrieval/document-context.ts), for its chunks' vectors. */
+    async saveContext(documentId: string, context: { title: string | null; document_date: string | null }): Promise<void> {
+      await sql`update documents set title = ${context.title}, document_date = ${context.document_date}, context_read = true
+                 where id = ${documentId}`;
+    },
+
     /**
      * A range's chunk rows and the job's progress through the document in one
      * transaction: a job whose cursor has moved past a range has all that range's rows.

@@ -1,5 +1,6 @@
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import { ParseBudget } from './budget.ts';
+import { ooxmlProperties } from './document-properties.ts';
 import { type Breaks, collectInline, emptyInline, type Inline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
 import { type GraphicRef, graphicBlocks } from './graphics.ts';
@@ -114,7 +115,14 @@ export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     }
   });
   const pageCount = placePages(ctx, bodyPages ?? ctx.pages);
-  return { blocks: ctx.blocks, warnings: [], ...(pageCount ? { pageCount } : {}), images: ctx.images, budget };
+  return {
+    blocks: ctx.blocks,
+    warnings: [],
+    ...(pageCount ? { pageCount } : {}),
+    images: ctx.images,
+    budget,
+    properties: ooxmlProperties(pkg),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { Readability } from '@mozilla/readability';
 // `require('canvas')`, which neither workerd nor the bundler can satisfy.
 import { parseHTML } from 'linkedom/worker';
 import { ParseBudget } from './budget.ts';
+import { properties } from './document-properties.ts';
 import {
   BLOCK_LEVEL,
   CHROME,
@@ -57,7 +58,13 @@ export function parseHtml(
   const budget = new ParseBudget(limits);
   const decoded = decodeHtml(bytes, contentTypeHeader, warnings);
   if (countStartTags(decoded, MAX_DOM_ELEMENTS) > MAX_DOM_ELEMENTS) {
-    return budget.finish({ blocks: withTitle(...streamedPage(decoded, budget)), images: [], warnings });
+    const [streamed, streamedTitle] = streamedPage(decoded, budget);
+    return budget.finish({
+      blocks: withTitle(streamed, streamedTitle),
+      images: [],
+      warnings,
+      ...properties(streamedTitle, undefined),
+    });
   }
   const html = asFullDocument(decoded);
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
@@ -82,7 +89,7 @@ export function parseHtml(
     blocks.push(...article.blocks);
     title = chooseTitle(collapse(article.title ?? pageTitle), firstH1);
   });
-  return budget.finish({ blocks: withTitle(blocks, title), images: [], warnings });
+  return budget.finish({ blocks: withTitle(blocks, title), images: [], warnings, ...properties(title, undefined) });
 }
 
 /** The page's blocks under its title, as the document's level 1. */

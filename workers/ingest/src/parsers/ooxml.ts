@@ -3,6 +3,7 @@ import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/docume
 import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { MAX_PACKAGE_INFLATED_BYTES } from '#core/limits.ts';
 import type { ParseBudget } from './budget.ts';
+import type { DocumentProperties } from './document-properties.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type Block, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, decodeXmlPieces, parseXml, type XmlElement, type XmlText } from './xml.ts';
@@ -289,6 +290,8 @@ export interface OoxmlText {
   pageCount?: number;
   images: ImageCollector;
   budget: ParseBudget;
+  /** The package's core properties (document-properties.ts). */
+  properties?: DocumentProperties;
 }
 
 /** The document with all of its images read and kept, for a caller without `onImage`. */
@@ -314,5 +317,6 @@ function finish(text: OoxmlText, images: ExtractedImage[]): ParsedDocument {
     images,
     warnings: [...text.warnings, ...text.images.warnings()],
     ...(text.pageCount !== undefined ? { pageCount: text.pageCount } : {}),
+    ...text.properties,
   });
 }

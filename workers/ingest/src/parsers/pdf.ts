@@ -1,6 +1,7 @@
 import { getResolvedPDFJS } from 'unpdf';
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from 'unpdf/pdfjs';
 import { ParseBudget } from './budget.ts';
+import { type DocumentProperties, pdfProperties } from './document-properties.ts';
 import { assignHeadingLevels, type PendingBlock, resolveHyphenBreaks } from './pdf-blocks.ts';
 import { DecodeBudget, withDecodeBudget } from './pdf-decode-budget.ts';
 import { decodeFailure, decodeWarnings } from './pdf-decode-messages.ts';
@@ -223,8 +224,20 @@ async function parseDocument(
     pageCount,
     decodedBytes: decoding.stepBytes,
     ...(stoppedAt !== undefined ? { lastPage: stoppedAt } : {}),
+    ...(await infoProperties(pdf)),
   });
   return decoding.documentSpent ? { ...parsed, truncated: true } : parsed;
+}
+
+const INFO_TIMEOUT_MS = 5_000;
+
+/** The Info dictionary's title and date; a PDF whose Info cannot be read has neither, and is read as before. */
+async function infoProperties(pdf: PDFDocumentProxy): Promise<DocumentProperties> {
+  try {
+    return pdfProperties(await withTimeout(pdf.getMetadata(), INFO_TIMEOUT_MS, 'reading the Info dictionary'));
+  } catch {
+    return {};
+  }
 }
 
 async function parsePage(

@@ -1,5 +1,6 @@
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import { ParseBudget } from './budget.ts';
+import { ooxmlProperties } from './document-properties.ts';
 import { RunText } from './docx-runs.ts';
 import { graphicBlocks, graphicRefs } from './graphics.ts';
 import {
@@ -105,7 +106,7 @@ export function readPptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     });
   });
 
-  return { blocks, warnings, pageCount: slideParts.length, images, budget };
+  return { blocks, warnings, pageCount: slideParts.length, images, budget, properties: ooxmlProperties(pkg) };
 }
 
 /** Shapes in order, the slide's title first (it names the slide, wherever it sits in the tree). */

@@ -53,6 +53,10 @@ export interface ParsedDocument {
   lastPage?: number;
   /** Bytes pdf.js decompressed for this range. */
   decodedBytes?: number;
+  /** The title the file gives itself (document-properties.ts), where its format has a place for one. */
+  title?: string;
+  /** The file's own date, YYYY-MM-DD, likewise. */
+  date?: string;
 }
 
 // Thrown by the ZIP reader in core too, so it lives there.

@@ -1,4 +1,5 @@
 import { ParseBudget } from './budget.ts';
+import { ooxmlProperties } from './document-properties.ts';
 import { type GraphicRef, graphicBlocks, graphicRefs } from './graphics.ts';
 import { formatKind, formatNumber, type NumberKind } from './number-format.ts';
 import {
@@ -95,7 +96,7 @@ export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
   });
   if (cellCap.exhausted) warnings.push(`The workbook has more than ${MAX_CELLS} cells; only the first ${MAX_CELLS} were read`);
 
-  return { blocks, warnings, pageCount: sheets.length, images, budget };
+  return { blocks, warnings, pageCount: sheets.length, images, budget, properties: ooxmlProperties(pkg) };
 }
 
 function readSheet(

@@ -1,5 +1,6 @@
 import type { VectorRecord } from '#core/adapters/vectors.ts';
 import type { ChunkRow } from '#core/db/ingest-pipeline.ts';
+import { type ContextSource, contextMetadata, type DocumentContext, documentContext } from '#retrieval/document-context.ts';
 import { encodeDocument, type SparseVector } from '#retrieval/sparse.ts';
 import { indexedText, type VectorMetadata, vectorMetadata } from '#retrieval/vector-metadata.ts';
 import type { PipelineDeps } from './deps.ts';
@@ -43,13 +44,17 @@ export interface Encoded {
 }
 
 /** Dense and sparse vectors for the rows with text, one embedding per distinct indexed text. */
-export async function encodeRows(deps: PipelineDeps, rows: ChunkRow[]): Promise<Map<ChunkRow, Encoded>> {
+export async function encodeRows(
+  deps: PipelineDeps,
+  rows: ChunkRow[],
+  context: DocumentContext,
+): Promise<Map<ChunkRow, Encoded>> {
   const byText = new Map<string, ChunkRow[]>();
   for (const row of rows) {
     if ((row.text ?? '').trim() === '') continue;
-    // The heading path is indexed with the text (both dense and sparse), since a passage often
-    // leaves its subject to the heading above it. What is shown stays the text alone.
-    const text = indexedText(row);
+    // The document's context and the heading path are indexed with the text (both dense and sparse), since a
+    // passage often leaves its subject to them. What is shown stays the text alone.
+    const text = indexedText(row, context);
     const same = byText.get(text);
     if (same) same.push(row);
     else byText.set(text, [row]);
@@ -69,7 +74,7 @@ export const indexable = (encoded: Encoded | undefined): encoded is Encoded =>
   encoded !== undefined && (encoded.vector !== undefined || encoded.sparse.indices.length > 0);
 
 export function vectorRecord(
-  doc: { id: string; name: string },
+  doc: { id: string; name: string } & ContextSource,
   row: Omit<ChunkRow, 'text'> & { text: string | null },
   encoded: Encoded,
 ): VectorRecord<VectorMetadata> {
@@ -77,7 +82,7 @@ export function vectorRecord(
     id: row.vector_id,
     ...(encoded.vector ? { vector: encoded.vector } : {}),
     sparseVector: encoded.sparse,
-    metadata: vectorMetadata(doc.id, doc.name, row),
+    metadata: { ...vectorMetadata(doc.id, doc.name, row), ...contextMetadata(documentContext(doc)) },
   };
 }
 
@@ -87,7 +92,7 @@ export function vectorRecord(
  */
 export async function writeCopies(
   deps: PipelineDeps,
-  doc: { id: string; name: string },
+  doc: { id: string; name: string } & ContextSource,
   namespace: string,
   range: { from: number; to: number },
   originals: Map<number, { row: ChunkRow; encoded: Encoded | undefined }>,

@@ -2,6 +2,7 @@ import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
+import { documentContext } from '#retrieval/document-context.ts';
 import { encodeRows, indexable, vectorRecord, writeCopies } from './chunk-copies.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
@@ -39,7 +40,7 @@ export async function embedBatch(
   }
 
   const ready = rows.filter((row) => !failed.some((f) => f.index === row.chunk_index));
-  const encoded = await encodeRows(deps, ready);
+  const encoded = await encodeRows(deps, ready, documentContext(doc));
   // Copies first: these chunks are marked done after them, so a batch cut short leaves none behind.
   const originals = new Map(
     ready.filter((row) => row.same_as === null).map((row) => [row.chunk_index, { row, encoded: encoded.get(row) }]),

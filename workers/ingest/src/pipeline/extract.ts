@@ -47,6 +47,11 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
     deps.budget,
   );
   for (const image of range.images) await storeImage(image);
+  if (range.context) {
+    await deps.db.saveContext(doc.id, range.context);
+    // This step may embed the document itself (embedHere), with this row.
+    Object.assign(doc, range.context);
+  }
   const { lastPage } = range;
   let { extracted } = range;
 

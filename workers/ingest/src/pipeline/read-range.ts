@@ -3,8 +3,9 @@ import { MAX_DOCUMENT_CHARS, MAX_DOCUMENT_CHUNKS, MAX_PDF_PAGES } from '#core/li
 import type { Chunk } from '../chunking/chunk.ts';
 import { chunkDocument } from '../chunking/chunk-blocks.ts';
 import { charsWarning } from '../parsers/budget.ts';
+import { cleanTitle } from '../parsers/document-properties.ts';
 import { type DocumentSource, parseDocument } from '../parsers/index.ts';
-import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParseLimits } from '../parsers/types.ts';
+import { DEFAULT_PARSE_LIMITS, type ExtractedImage, type ParsedDocument, type ParseLimits } from '../parsers/types.ts';
 
 /**
  * Pages of a PDF read per step. Each step holds the file, pdf.js's view of it and one
@@ -49,6 +50,8 @@ export interface RangeResult {
   decodedBytes: number;
   /** Nothing is left to read: the last page was read, or the document's budget is spent. */
   extracted: boolean;
+  /** Of the first range only: the document's title (its own, else its first heading) and date, where found. */
+  context?: { title: string | null; document_date: string | null };
 }
 
 /**
@@ -117,5 +120,12 @@ export async function readRange(
     ...(lastPage !== undefined ? { lastPage } : {}),
     decodedBytes: parsed.decodedBytes ?? 0,
     extracted: !pagesLeft || truncated || full || parsed.truncated === true,
+    ...(fromPage === 1 ? { context: firstRangeContext(parsed) } : {}),
   };
+}
+
+/** The title the file gives itself, else its first heading; and its date. */
+function firstRangeContext(parsed: ParsedDocument): NonNullable<RangeResult['context']> {
+  const heading = parsed.blocks.find((block) => block.kind === 'heading');
+  return { title: parsed.title ?? cleanTitle(heading?.text) ?? null, document_date: parsed.date ?? null };
 }
