@@ -84,3 +84,10 @@ export const DAILY_INGEST_CHUNKS = 100_000;
  * database, the embedding model and the vector index, so four keep one user's documents moving.
  */
 export const INGEST_PARALLELISM_PER_USER = 4;
+
+/**
+ * Collections one question may search at once (`collection_ids`): each is one more query per
+ * list (dense and sparse) to the vector index, run in parallel. Dify caps a chat app's knowledge
+ * bases at about this; a question that needs more belongs in fewer, larger collections.
+ */
+export const MAX_QUERY_COLLECTIONS = 10;

@@ -7,12 +7,14 @@ import type { SessionRepo } from '#core/db/sessions.ts';
 import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
-import { HISTORY_TURNS, type HistoryMessage, historyMessages, type Turn, turnsOf } from './conversation.ts';
+import { HISTORY_TURNS, type HistoryMessage, historyMessages, turnsOf } from './conversation.ts';
 import { passageJson, type Retrieval, type RetrievalService, type RetrievedPassage } from './retrieval.ts';
+import { recordedScope } from './scopes.ts';
 
 export interface AskInput {
   question: string;
-  collectionId?: string;
+  /** The collections to search, in the order asked; none for the caller's personal space. */
+  collectionIds: readonly string[];
   sessionId?: string;
   topK: number;
 }
@@ -49,11 +51,14 @@ export function createAnswerService(deps: {
 }) {
   const { retrieval, sessions, exchanges, models } = deps;
 
-  /** The caller's own session's latest exchanges; anyone else's session does not exist. */
-  async function conversation(caller: Caller, collectionId: string | undefined, sessionId: string): Promise<Turn[]> {
-    const owned = collectionId && isUuid(sessionId) ? await sessions.findOwned(collectionId, sessionId, caller.id) : undefined;
+  /**
+   * The caller's own session, which lives in one of the asked collections, with its latest exchanges;
+   * anyone else's session does not exist. A session lives in one collection and may search others.
+   */
+  async function conversation(caller: Caller, collectionIds: readonly string[], sessionId: string) {
+    const owned = isUuid(sessionId) ? await sessions.findOwnedIn(collectionIds, sessionId, caller.id) : undefined;
     if (!owned) throw notFound('Session');
-    return turnsOf(await sessions.recentMessages(sessionId, HISTORY_TURNS * 2));
+    return { home: owned.collection_id, turns: turnsOf(await sessions.recentMessages(sessionId, HISTORY_TURNS * 2)) };
   }
 
   /**
@@ -115,8 +120,10 @@ export function createAnswerService(deps: {
     async ask(caller: Caller, input: AskInput, options: { signal: AbortSignal }): Promise<AnswerStream> {
       const startedAt = performance.now();
       // The collection's own rules first, so a stranger gets 403 whatever the session id.
-      const scope = await retrieval.scope(caller, input.collectionId);
-      const turns = input.sessionId ? await conversation(caller, input.collectionId, input.sessionId) : [];
+      const scope = await retrieval.scope(caller, input.collectionIds);
+      const searched = scope.collections.map((c) => c.id);
+      const session = input.sessionId ? await conversation(caller, searched, input.sessionId) : undefined;
+      const turns = session?.turns ?? [];
       const found = await retrieval.search(scope, { ...input, turns });
       const prompt = buildAnswerPrompt(
         input.question,
@@ -131,7 +138,7 @@ export function createAnswerService(deps: {
 
       return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, async (outcome) => {
         const evaluationId = await exchanges.record({
-          collectionId: input.collectionId ?? null,
+          ...recordedScope(scope, session?.home),
           userId: caller.id,
           sessionId: input.sessionId ?? null,
           question: input.question,

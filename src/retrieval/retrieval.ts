@@ -1,12 +1,12 @@
 import type { Adapters } from '#core/adapters/index.ts';
 import type { Caller } from '#core/caller.ts';
-import type { CollectionRow } from '#core/db/collections.ts';
 import type { DocumentRepo } from '#core/db/documents.ts';
-import { namespaceFor } from '#core/namespaces.ts';
-import { DEFAULT_CONFIG, type RetrievalStrategy } from './config.ts';
+import { fuseAcross, type NamespaceLists } from './across-namespaces.ts';
+import type { RetrievalStrategy } from './config.ts';
 import { searchQuery, type Turn } from './conversation.ts';
 import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
 import { queryEmbeddingText } from './query-instruction.ts';
+import { collectionOf, type RetrievalScope, resolveScope, type SearchAccess } from './scopes.ts';
 import type { SparseVector } from './sparse.ts';
 import {
   applyStrategy,
@@ -18,6 +18,8 @@ import {
   type Strategy,
 } from './strategies.ts';
 import { locationOf, type PassageLocation } from './vector-metadata.ts';
+
+export type { RetrievalScope, SearchAccess } from './scopes.ts';
 
 /** Image links in passages are minted when the passage is read, and short-lived. */
 const IMAGE_URL_SECONDS = 3600;
@@ -31,6 +33,8 @@ export interface RetrievedPassage extends PassageLocation {
   score: number;
   chunkType: 'text' | 'image_description';
   imageUrl: string | null;
+  /** The collection it was found in; null for the personal space. */
+  collectionId: string | null;
 }
 
 /**
@@ -47,6 +51,7 @@ export const passageJson = (passage: RetrievedPassage) => ({
   document_id: passage.documentId,
   page: passage.page,
   heading: passage.heading,
+  collection_id: passage.collectionId,
 });
 
 /** A source as chat history stored it; answers recorded before a field existed get it as unknown (null). */
@@ -54,14 +59,9 @@ export const storedSource = (stored: unknown) => ({
   document_id: null,
   page: null,
   heading: null,
+  collection_id: null,
   ...(stored as Record<string, unknown>),
 });
-
-/** Where a caller's question is searched: a collection's namespace and strategy, or their personal space. */
-export interface RetrievalScope {
-  namespace: string;
-  strategy: RetrievalStrategy;
-}
 
 export interface Retrieval {
   passages: RetrievedPassage[];
@@ -69,14 +69,6 @@ export interface Retrieval {
   retrievalLatencyMs: number;
   strategy: RetrievalStrategy;
   topK: number;
-}
-
-/** The access rules retrieval asks of the API (its access service): who may search where. */
-export interface SearchAccess {
-  /** The personal space: not for an API key restricted to one collection. */
-  requireUnrestricted(caller: Caller): void;
-  /** The owner or a member of the collection; 404 or 403 otherwise. */
-  requireParticipant(caller: Caller, collectionId: string): Promise<{ collection: CollectionRow }>;
 }
 
 export interface RetrievalDeps extends Pick<Adapters, 'vectors' | 'models' | 'store'> {
@@ -104,7 +96,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     pool: number,
     options: { includeVectors: boolean; evidence: boolean },
   ): Promise<{ found: Candidate[]; mode: QueryMode; evidence?: Evidence }> {
-    const base = { sparseVector: query.sparse, topK: pool, includeVectors: options.includeVectors };
+    const base = baseRequest(query, pool, options);
     if (!query.vector) return { found: await vectors.query(namespace, base), mode: 'sparse' };
     const withVector = { ...base, vector: query.vector };
     if (fusion.kind === 'dense') {
@@ -131,6 +123,38 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return { found, mode: fused.mode, evidence };
   }
 
+  /** What every query of a question sends, whichever list it asks for. */
+  function baseRequest(query: { sparse: SparseVector }, pool: number, options: { includeVectors: boolean }) {
+    return { sparseVector: query.sparse, topK: pool, includeVectors: options.includeVectors };
+  }
+
+  /**
+   * The candidates from every namespace of the scope: one namespace's as `candidates` gives them;
+   * several's from each list alone in each namespace, all at once, fused across them (across-namespaces.ts).
+   */
+  async function candidatesIn(
+    namespaces: readonly string[],
+    query: { vector?: number[]; sparse: SparseVector },
+    pool: number,
+    options: { includeVectors: boolean; evidence: boolean },
+  ): Promise<{ found: Candidate[]; mode: QueryMode; evidence?: Evidence }> {
+    const [only] = namespaces;
+    if (only !== undefined && namespaces.length === 1) return candidates(only, query, pool, options);
+    const base = baseRequest(query, pool, options);
+    const withVector = query.vector ? { ...base, vector: query.vector } : undefined;
+    const lists = await Promise.all(
+      namespaces.map(async (namespace): Promise<NamespaceLists> => {
+        if (!withVector) return { namespace, sparse: await vectors.query(namespace, base) };
+        const [dense, sparse] = await Promise.all([
+          vectors.query(namespace, { ...withVector, mode: 'dense' }),
+          fusion.kind === 'dense' ? undefined : vectors.query(namespace, { ...withVector, mode: 'sparse' }),
+        ]);
+        return { namespace, dense, sparse };
+      }),
+    );
+    return fuseAcross(lists, fusion, pool);
+  }
+
   /**
    * Leaves out the passages of documents being deleted or gone: a deletion marks its row before it removes
    * the vectors, and a vector an ingest step upserts during a deletion lives until that step takes it back.
@@ -150,25 +174,18 @@ export function createRetrievalService(deps: RetrievalDeps) {
     };
   }
 
-  /** The collection's namespace and strategy (owner or member), or the caller's personal space. */
-  async function scope(caller: Caller, collectionId: string | undefined): Promise<RetrievalScope> {
-    if (!collectionId) {
-      access.requireUnrestricted(caller);
-      return { namespace: namespaceFor(null, caller.id), strategy: DEFAULT_CONFIG.retrieval_strategy };
-    }
-    const { collection } = await access.requireParticipant(caller, collectionId);
-    const strategy = (collection.config.retrieval_strategy as RetrievalStrategy | undefined) ?? DEFAULT_CONFIG.retrieval_strategy;
-    return { namespace: namespaceFor(collection.id, collection.user_id), strategy };
-  }
+  /** The collections' namespaces and strategy (owner or member of each), or, for none, the caller's personal space. */
+  const scope = (caller: Caller, collectionIds: readonly string[]) => resolveScope(access, caller, collectionIds);
 
   /**
    * Embeds the question (when a model is configured), queries the namespace and applies the
    * strategy. Earlier turns of a conversation make a follow-up standalone (conversation.ts).
    */
   async function search(
-    { namespace, strategy }: RetrievalScope,
+    scope: RetrievalScope,
     input: { question: string; topK: number; turns?: readonly Turn[] },
   ): Promise<Retrieval> {
+    const { strategy } = scope;
     const plan = strategyFor(strategy, deps.denseCutoff);
     const query = searchQuery(input.question, input.turns ?? []);
 
@@ -179,10 +196,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
 
     const retrievalStarted = performance.now();
     const { found, mode, evidence } = await withoutDeleted(
-      await candidates(namespace, { vector, sparse: query.sparse }, candidatePoolSize(plan, input.topK), {
-        includeVectors: plan.kind === 'mmr',
-        evidence: plan.kind === 'threshold',
-      }),
+      await candidatesIn(
+        scope.namespaces.map((n) => n.namespace),
+        { vector, sparse: query.sparse },
+        candidatePoolSize(plan, input.topK),
+        { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
+      ),
     );
     const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
     const chosen = applyStrategy(found, plan, input.topK, mode, { denseWeight, evidence });
@@ -199,6 +218,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
         chunkType: c.metadata.chunk_type === 'image_description' ? 'image_description' : 'text',
         imageUrl: typeof c.metadata.image_path === 'string' ? (imageUrls.get(c.metadata.image_path) ?? null) : null,
         ...locationOf(c.metadata),
+        collectionId: collectionOf(scope, c.namespace),
       })),
       embeddingLatencyMs: Math.round(embeddingMs),
       retrievalLatencyMs: Math.round(retrievalMs),
@@ -210,8 +230,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
   return {
     scope,
     search,
-    async retrieve(caller: Caller, input: { question: string; collectionId?: string; topK: number }): Promise<Retrieval> {
-      return search(await scope(caller, input.collectionId), input);
+    /** `collectionIds`: the collections to search, none for the caller's personal space. */
+    async retrieve(
+      caller: Caller,
+      input: { question: string; collectionIds: readonly string[]; topK: number },
+    ): Promise<Retrieval> {
+      return search(await scope(caller, input.collectionIds), input);
     },
   };
 }

@@ -9,6 +9,8 @@ export interface Candidate {
   vector?: number[];
   sparseVector?: SparseVector;
   metadata: Record<string, unknown>;
+  /** Where it was found, when a question searched several namespaces (across-namespaces.ts). */
+  namespace?: string;
 }
 
 /** A collection's `retrieval_strategy` with its parameters. */

@@ -18,10 +18,11 @@ const ALL_SCOPES: Scope[] = ['query', 'ingest', 'collections:read', 'collections
 
 /**
  * Where an endpoint acts, which decides what a key restricted to one collection may do there: in the
- * fixture's collection, in the personal namespace, on a new collection, or on the caller's own things
- * anywhere (listings, which leave out what the restriction excludes).
+ * fixture's collection, in the personal namespace, on a new collection, on the caller's own things
+ * anywhere (listings, which leave out what the restriction excludes), or in the fixture's collection and
+ * another that every participant of it may use too (`collection_ids`: one collection is all a restricted key reaches).
  */
-type Place = 'collection' | 'personal' | 'new' | 'anywhere';
+type Place = 'collection' | 'personal' | 'new' | 'anywhere' | 'several';
 
 interface Endpoint {
   name: string;
@@ -67,6 +68,8 @@ function endpoint(
 
 const inCollection = (scope: Scope | 'bearer', consumes = false) => ({ scope, place: 'collection' as const, consumes });
 const question = { question: 'anything at all', collection_id: '{collection}' };
+const acrossCollections = { question: 'anything at all', collection_ids: ['{collection}', '{alsoShared}'] };
+const inSeveral = { scope: 'query' as const, place: 'several' as const };
 const ENDPOINTS: Endpoint[] = [
   endpoint('create collection', 'POST /collections/', { scope: 'collections:write', place: 'new' }, everyone, { name: 'Mine' }),
   endpoint('list collections', 'GET /collections/', { scope: 'collections:read', place: 'anywhere' }, everyone),
@@ -96,6 +99,9 @@ const ENDPOINTS: Endpoint[] = [
   ),
   endpoint('search', 'POST /query/search', inCollection('query'), participants, question),
   endpoint('ask', 'POST /query/', inCollection('query'), participants, question),
+  // The same two operations over several collections: variants, not operations of their own.
+  endpoint('search across collections', 'POST /query/search', inSeveral, participants, acrossCollections),
+  endpoint('ask across collections', 'POST /query/', inSeveral, participants, acrossCollections),
   endpoint('list evaluations', 'GET /evals/{collection}', inCollection('collections:read'), participants),
   endpoint('evaluation stats', 'GET /evals/{collection}/stats', inCollection('collections:read'), participants),
   endpoint('create share', 'POST /collections/{collection}/shares', inCollection('bearer'), ownerOnly, { permission: 'query' }),
@@ -155,13 +161,14 @@ function request({ path, body }: Endpoint, fx: Fixture, cast: Callers) {
     personalDocument: fx.personalDocument,
     ownerKey: fx.ownerKey,
     ownerHook: fx.ownerHook,
+    alsoShared,
   };
   const fill = (template: string) => template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] as string);
+  const filled = (value: unknown): unknown =>
+    typeof value === 'string' ? fill(value) : Array.isArray(value) ? value.map(filled) : value;
   return {
     path: fill(path),
-    body:
-      body &&
-      Object.fromEntries(Object.entries(body).map(([key, value]) => [key, typeof value === 'string' ? fill(value) : value])),
+    body: body && Object.fromEntries(Object.entries(body).map(([key, value]) => [key, filled(value)])),
   };
 }
 
@@ -296,7 +303,7 @@ const KEY_CALLERS: Record<string, KeyCaller> = {
 /** What a key caller gets: the scope first, then the restriction, then whatever its owner would get. */
 function keyExpectation(e: Endpoint, key: KeyCaller): number {
   if (e.scope === 'bearer' || !key.scopes.includes(e.scope)) return 403;
-  if (key.restriction && (e.place === 'personal' || e.place === 'new')) return 403;
+  if (key.restriction && (e.place === 'personal' || e.place === 'new' || e.place === 'several')) return 403;
   if (key.restriction === 'outside' && e.place === 'collection') return 403;
   return e.expect[key.owner];
 }
@@ -306,6 +313,8 @@ let liveOwnerKey: string;
 /** The keys made once for the whole file, which the fixtures' clean-up leaves. */
 let lastingKeyIds: string[];
 let otherCollection: string;
+/** A collection of the owner's that both members of every fixture joined (and `removed` never did). */
+let alsoShared: string;
 
 async function createKey(
   user: TestUser,
@@ -326,6 +335,8 @@ beforeAll(async () => {
   cast = { ...users, falseAdmin: { ...falseAdmin, token }, removed };
   const other = await api('POST', '/collections/', { token: cast.owner.token, body: { name: 'Elsewhere' } });
   otherCollection = other.body.id;
+  const also = await sharedCollection(cast, 'Also shared');
+  alsoShared = also.collectionId;
   const live = await createKey(cast.owner, ALL_SCOPES);
   liveOwnerKey = live.key;
   const revoked = await createKey(cast.owner, ALL_SCOPES);
@@ -399,7 +410,7 @@ it('runs every operation of /openapi.json, with the credentials the description 
         return [shape(method, path), scopes ? scopes.join(' ') : 'bearer'];
       }),
   );
-  const matrix = ENDPOINTS.map((e) => [shape(e.method, e.path), e.scope]);
+  const matrix = ENDPOINTS.filter((e) => e.place !== 'several').map((e) => [shape(e.method, e.path), e.scope]);
   expect(Object.fromEntries(matrix)).toEqual(Object.fromEntries(declared));
   expect(matrix).toHaveLength(declared.length);
 });

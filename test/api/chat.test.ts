@@ -33,6 +33,7 @@ describe('sessions', () => {
     expect(titled.body).toEqual({
       id: expect.any(String),
       title: 'Vitamin D',
+      collection_ids: [fx.collectionId],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -97,14 +98,16 @@ describe('sessions', () => {
         content: 'What was measured?',
         sources: [],
         citations: null,
+        collection_ids: [fx.collectionId],
         created_at: expect.any(String),
       },
       {
         id: expect.any(String),
         role: 'assistant',
         content: 'Vitamin D [1].',
-        sources: sources.map((s) => ({ ...s, document_id: null, page: null, heading: null })),
+        sources: sources.map((s) => ({ ...s, document_id: null, page: null, heading: null, collection_id: null })),
         citations: null,
+        collection_ids: [fx.collectionId],
         created_at: expect.any(String),
       },
     ]);

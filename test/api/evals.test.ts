@@ -4,8 +4,8 @@ import type { EvaluationRow } from '#core/db/evaluations.ts';
 import { api, db } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 
-/** A stored evaluation: what the API lists, plus the two columns it keeps to itself. */
-interface EvalRow extends EvaluationRow {
+/** A stored evaluation: what the API lists (`collection_ids` from `collection_id` here), plus the two columns it keeps to itself. */
+interface EvalRow extends Omit<EvaluationRow, 'collection_ids'> {
   collection_id: string | null;
   user_id: string;
 }
@@ -60,7 +60,8 @@ async function insert(evaluations: EvalRow[]) {
 const newestFirst = (list: EvalRow[]) =>
   [...list].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
 
-const asRecord = ({ collection_id: _c, user_id: _u, ...record }: EvalRow) => record;
+// A record of one collection lists that one as every collection its question searched.
+const asRecord = ({ collection_id, user_id: _u, ...record }: EvalRow) => ({ ...record, collection_ids: [collection_id] });
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
 const isScored = (row: EvalRow) => row.faithfulness_score !== null && row.context_relevance_score !== null;

@@ -18,7 +18,9 @@ a shared collection is visible to everyone in it, so ask private questions in a 
 Scores are filled in asynchronously after the answer: both scores null with \`scorer_error\` null means
 not scored yet; \`scorer_error\` set means scoring failed and the scores stay null. Besides the contract's
 fields a record carries \`embedding_latency_ms\`, \`time_to_first_token_ms\` and \`scorer\`; it leaves out the
-sources and the chat session (sessions are private to their owner).`,
+sources and the chat session (sessions are private to their owner). A question over several collections
+(\`collection_ids\`) is listed under its session's collection, else the first it searched, and only to a
+participant of every collection it searched, never through a key restricted to one collection.`,
   request: { params: ChatCollectionParams, query: EvalListQuery },
   responses: { 200: json(z.array(EvaluationSchema), 'Evaluation records') },
 });
@@ -31,7 +33,8 @@ scored when it has both scores; score averages, the daily trend's averages and t
 scored records only, latency averages use every record (generation latency: those whose generation
 finished). An average over no records is null; an empty collection gives zero counts, null averages and
 empty arrays. For the owner and members; anyone else is 403. The aggregate covers every participant's
-questions, and its worst queries show their text to every participant.`,
+questions, and its worst queries show their text to every participant; the records of questions over several
+collections count only for a participant of each of them, as in the listing.`,
   request: { params: ChatCollectionParams },
   responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats') },
 });

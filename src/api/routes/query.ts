@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { AnswerEvent } from '#retrieval/answer.ts';
 import { passageJson, type Retrieval } from '#retrieval/retrieval.ts';
 import type { App } from '../context.ts';
+import { askedCollections } from '../schemas/collection-ids.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
 import {
@@ -19,7 +20,7 @@ const search = route.post('/query/search', 'Retrieve sources without generating 
   operationId: 'search',
   access: 'query',
   description: `The retrieval of \`POST /query/\` (same access rules, same namespace, the collection's
-\`retrieval_strategy\`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
+\`retrieval_strategy\`; several collections at once with \`collection_ids\`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
 configured, else sparse BM25 alone. For search-only clients and retrieval benchmarks.`,
   request: { body: jsonBody(SearchRequestSchema) },
   responses: { 200: json(SearchResponseSchema, 'Sources, best first') },
@@ -29,7 +30,8 @@ const ask = route.post('/query', 'Ask a question; the answer streams as Server-S
   operationId: 'ask',
   access: 'query',
   description: `Everything that can refuse the request is checked before the first byte: 422 for the
-body, 403/404 for the collection, 404 for a \`session_id\` that is not the caller's own session in it.
+body, 403/404 for the collection (each of \`collection_ids\`, the first refused deciding), 404 for a \`session_id\`
+that is not the caller's own session in it (in one of them).
 Then \`text/event-stream\`, each event an \`event:\` line naming it, one \`data:\` line of JSON and a blank line. Read
 as \`{event, data}\` with \`data\` parsed, each is a \`QueryEvent\` (the 200 response's \`x-sse-event\`), with its payload a
 component of its own:
@@ -71,7 +73,7 @@ export function registerQueryRoutes(app: App) {
       c.var.caller,
       {
         question: body.question,
-        collectionId: body.collection_id || undefined,
+        collectionIds: askedCollections(body),
         sessionId: body.session_id || undefined,
         topK: body.top_k,
       },
@@ -101,11 +103,11 @@ export function registerQueryRoutes(app: App) {
   });
 
   app.openapi(search, async (c) => {
-    const { question, collection_id, top_k } = c.req.valid('json');
+    const body = c.req.valid('json');
     const found = await c.var.services.retrieval.retrieve(c.var.caller, {
-      question,
-      collectionId: collection_id || undefined,
-      topK: top_k,
+      question: body.question,
+      collectionIds: askedCollections(body),
+      topK: body.top_k,
     });
     return c.json(retrievalJson(found), 200);
   });

@@ -7,6 +7,11 @@ export const SessionSchema = z
   .object({
     id: Id,
     title: z.string().nullable().openapi({ description: 'Null until set, or until the first question names it' }),
+    collection_ids: z.array(Id).openapi({
+      description:
+        'The collections the session’s questions searched: the one it lives in first (the path’s), then each other ' +
+        'one in the order a question first named it (`collection_ids` on `POST /query/`).',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -27,6 +32,14 @@ export const SourceSchema = z
       .string()
       .nullable()
       .openapi({ description: 'The document the passage comes from; null in answers recorded before this field existed.' }),
+    collection_id: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The collection the passage was found in (one of the question’s `collection_ids`); null for the personal space, ' +
+          'and in answers recorded before this field existed.',
+      }),
     page: z.union([z.number().int(), z.string()]).nullable().openapi({
       description:
         'Where in the document: the PDF page or slide number (from 1), or the sheet name of a spreadsheet; null where unknown (text, Markdown, web pages, or vectors written before it was recorded).',
@@ -62,6 +75,11 @@ export const MessageSchema = z
           'An answer’s citations, checked once the answer is scored: each [n] and whether source n supports the sentence ' +
           'citing it. Null for questions, and for an answer not scored yet.',
       }),
+    collection_ids: z.array(Id).openapi({
+      description:
+        'The collections this exchange (the question and its answer) searched; the session’s own for exchanges ' +
+        'recorded before questions could search several.',
+    }),
     created_at: Timestamp,
   })
   .openapi('ChatMessage');
@@ -76,7 +94,11 @@ export const ParticipantSchema = z
   .openapi('ChatMember');
 
 export const ShareSessionSchema = z
-  .object({ target_user_id: z.uuid().openapi({ description: 'The owner or a member of the collection' }) })
+  .object({
+    target_user_id: z.uuid().openapi({
+      description: 'The owner or a member of the collection, and of every other collection the session searched',
+    }),
+  })
   .strict()
   .openapi('ShareChatSession');
 

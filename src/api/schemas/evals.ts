@@ -32,6 +32,12 @@ export const EvaluationSchema = z
     engine: z.string().openapi({ description: 'The answer engine: provider and model', example: 'openai:gpt-4o-mini' }),
     retrieval_strategy: z.string().openapi({ example: 'similarity' }),
     top_k: z.number().int(),
+    collection_ids: z.array(Id).openapi({
+      description:
+        'Every collection the question searched (`collection_ids` of `POST /query/`), this one alone for a question ' +
+        'over one. A record over several is listed under the first searched (or its chat session’s collection), ' +
+        'and shown only to a participant of every one of them, never through a key restricted to one collection.',
+    }),
     scorer: z.string().nullable().openapi({ description: 'Which scorer filled the scores in; null until scored' }),
     scorer_error: z.string().nullable().openapi({ description: 'Why the scores could not be computed; null otherwise' }),
     created_at: Timestamp,

@@ -1,11 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { SourceSchema } from './chat.ts';
+import { CollectionIds, oneScope } from './collection-ids.ts';
 import { OptionalCollectionId, plainText, text } from './common.ts';
 
 /** What a search and a question share. A question may run over several lines; white space alone is no question. */
 const asked = {
   question: text({ min: 1, max: 5000, multiline: true }).openapi({ example: 'How does a tidal barrage work?' }),
   collection_id: OptionalCollectionId,
+  collection_ids: CollectionIds,
 };
 const topK = (does: string) =>
   z
@@ -16,7 +18,10 @@ const topK = (does: string) =>
     .default(5)
     .openapi({ description: `Sources to ${does}, 1–50 (default 5)` });
 
-export const SearchRequestSchema = z.object({ ...asked, top_k: topK('return') }).openapi('SearchRequest');
+export const SearchRequestSchema = z
+  .object({ ...asked, top_k: topK('return') })
+  .superRefine(oneScope)
+  .openapi('SearchRequest');
 
 export const SearchResponseSchema = z
   .object({
@@ -31,9 +36,14 @@ export const QueryRequestSchema = z
     ...asked,
     session_id: plainText()
       .nullish()
-      .openapi({ description: 'The caller’s own session in this collection; the exchange is appended to it.' }),
+      .openapi({
+        description:
+          'The caller’s own session in this collection, or with `collection_ids` in one of them (a session lives in ' +
+          'one collection and may search others); the exchange is appended to it.',
+      }),
     top_k: topK('retrieve'),
   })
+  .superRefine(oneScope)
   .openapi('QueryRequest');
 
 /*

@@ -63,11 +63,21 @@ export function createChatService(deps: Pick<ServiceDeps, 'access' | 'sessions' 
       if (!participants.some((p) => p.user_id === target)) {
         throw forbidden('The target user is not the owner or a member of this collection');
       }
+      // The copy carries every passage the session's answers cited, from every collection it searched.
+      if (!(await mayUseAll(members, target, session.collection_ids.slice(1)))) {
+        throw forbidden('The target user is not the owner or a member of every collection this session searched');
+      }
       const copyId = await sessions.copy(session.id, target);
       if (!copyId) throw sessionNotFound();
       return { shared: true as const, new_session_id: copyId };
     },
   };
+}
+
+/** Whether the user is the owner or a member of each of the collections (a deleted one counts as no). */
+async function mayUseAll(members: ServiceDeps['members'], userId: string, collectionIds: readonly string[]): Promise<boolean> {
+  const lists = await Promise.all(collectionIds.map((id) => members.participants(id)));
+  return lists.every((participants) => participants.some((p) => p.user_id === userId));
 }
 
 export type ChatService = ReturnType<typeof createChatService>;

@@ -20,6 +20,8 @@ export interface EvaluationRow {
   engine: string;
   retrieval_strategy: string;
   top_k: number;
+  /** Every collection the question searched; the record's own alone for one. */
+  collection_ids: string[];
   scorer: string | null;
   scorer_error: string | null;
   created_at: string;
@@ -56,16 +58,37 @@ export interface EvaluationStats {
   worst_queries: WorstQuery[];
 }
 
+/** Who reads a collection's records: a user, through a key restricted to that collection or not. */
+export interface EvaluationViewer {
+  userId: string;
+  restricted: boolean;
+}
+
+/**
+ * The records of questions over several collections are shown only to a viewer who may use every one
+ * of them (owner or member), and never through a key restricted to one: the question, its answer and
+ * its scores come from passages of each. A record of one collection has no other.
+ */
+const visibleTo = (sql: Sql, viewer: EvaluationViewer) =>
+  viewer.restricted
+    ? sql`cardinality(collection_ids) <= 1`
+    : sql`not exists (
+        select 1 from unnest(collection_ids) as u(c)
+         where not exists (select 1 from collections k where k.id = u.c and k.user_id = ${viewer.userId})
+           and not exists (select 1 from collection_members cm where cm.collection_id = u.c and cm.user_id = ${viewer.userId}))`;
+
 export function createEvaluationRepo(sql: Sql) {
   return {
     /** Newest first; ties on created_at broken by id so that pages never overlap. */
-    list(collectionId: string, page: { limit: number; offset: number }): Promise<EvaluationRow[]> {
+    list(collectionId: string, viewer: EvaluationViewer, page: { limit: number; offset: number }): Promise<EvaluationRow[]> {
       return sql<EvaluationRow[]>`
         select id, question, answer, faithfulness_score, context_relevance_score, citation_support_score,
                total_latency_ms, embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
-               time_to_first_token_ms, engine, retrieval_strategy, top_k, scorer, scorer_error, created_at
+               time_to_first_token_ms, engine, retrieval_strategy, top_k,
+               to_jsonb(case when cardinality(collection_ids) = 0 then array[collection_id] else collection_ids end) as collection_ids,
+               scorer, scorer_error, created_at
           from evaluations
-         where collection_id = ${collectionId}
+         where collection_id = ${collectionId} and ${visibleTo(sql, viewer)}
          order by created_at desc, id desc
          limit ${page.limit} offset ${page.offset}`;
     },
@@ -76,14 +99,14 @@ export function createEvaluationRepo(sql: Sql) {
      * json_agg format their timestamps here, the way the data layer formats every other
      * timestamp (ISO 8601, UTC, milliseconds), rather than in the session's time zone.
      */
-    async stats(collectionId: string): Promise<EvaluationStats> {
+    async stats(collectionId: string, viewer: EvaluationViewer): Promise<EvaluationStats> {
       const [row] = await sql<EvaluationStats[]>`
         with recent as (
           select id, question, faithfulness_score, context_relevance_score, citation_support_score, total_latency_ms,
                  retrieval_latency_ms, generation_latency_ms, engine, created_at,
                  (faithfulness_score is not null and context_relevance_score is not null) as scored
             from evaluations
-           where collection_id = ${collectionId}
+           where collection_id = ${collectionId} and ${visibleTo(sql, viewer)}
            order by created_at desc, id desc
            limit ${STATS_WINDOW}
         ),

@@ -1,7 +1,10 @@
-import type { Sql, Tx } from './client.ts';
+import { isUuid, type Sql, type Tx } from './client.ts';
 
 export interface Exchange {
+  /** Where the record is listed: the session's collection, else the first searched; null for the personal space. */
   collectionId: string | null;
+  /** Every collection the question searched, in the order asked; none for the personal space. */
+  collectionIds: readonly string[];
   userId: string;
   sessionId: string | null;
   question: string;
@@ -16,6 +19,9 @@ export interface Exchange {
   retrievalStrategy: string;
   topK: number;
 }
+
+/** A uuid[] literal, as documents.live writes one: without fetched types (client.ts) postgres.js cannot send an array. */
+const uuidArray = (ids: readonly string[]) => `{${ids.filter(isUuid).join(',')}}`;
 
 /** Session titles are at most 100 characters; a long first question is cut at a word. */
 const TITLE_LENGTH = 100;
@@ -41,9 +47,11 @@ export function createExchangeRepo(sql: Sql) {
         const evaluationId = await insertEvaluation(tx, exchange, sessionId);
         if (sessionId) {
           // The answer names its record, so the scoring worker can put the citation checks on it.
-          await tx`insert into chat_messages (session_id, role, content, sources, evaluation_id)
-                   values (${sessionId}, 'user', ${exchange.question}, '[]'::jsonb, null),
-                          (${sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)}, ${evaluationId})`;
+          const searched = uuidArray(exchange.collectionIds);
+          await tx`insert into chat_messages (session_id, role, content, sources, evaluation_id, collection_ids)
+                   values (${sessionId}, 'user', ${exchange.question}, '[]'::jsonb, null, ${searched}::uuid[]),
+                          (${sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)}, ${evaluationId},
+                           ${searched}::uuid[])`;
         }
         return evaluationId;
       });
@@ -56,11 +64,12 @@ async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: st
   await sql`
     insert into evaluations (id, collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
                              embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
-                             time_to_first_token_ms, engine, retrieval_strategy, top_k)
+                             time_to_first_token_ms, engine, retrieval_strategy, top_k, collection_ids)
     values (${evaluationId}, ${exchange.collectionId}, ${exchange.userId}, ${sessionId}, ${exchange.question},
             ${exchange.answer}, ${sql.json(exchange.sources as never)}, ${exchange.totalLatencyMs},
             ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.generationLatencyMs},
-            ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK})`;
+            ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK},
+            ${uuidArray(exchange.collectionIds)}::uuid[])`;
   return evaluationId;
 }
 

@@ -3,6 +3,11 @@ import type { Sql } from './client.ts';
 export interface SessionRow {
   id: string;
   title: string | null;
+  /**
+   * Every collection the session's questions searched, its own first (where it lives: listed, renamed,
+   * deleted and shared there); a question may search several (`collection_ids`).
+   */
+  collection_ids: string[];
   created_at: string;
   updated_at: string;
 }
@@ -14,8 +19,22 @@ export interface MessageRow {
   sources: unknown[];
   /** An answer's checked citations, once scored; null for questions and before scoring. */
   citations: unknown[] | null;
+  /** The collections the exchange searched; the session's own for exchanges recorded before this was kept. */
+  collection_ids: string[];
   created_at: string;
 }
+
+/**
+ * A session's columns, with its collections: its own first, then the others its questions searched, in
+ * the order they first came (a question names at most MAX_QUERY_COLLECTIONS, fewer than 16). Arrays
+ * leave as JSON: without fetched types (client.ts) postgres.js would hand a uuid[] over as its text.
+ */
+const SESSION_COLUMNS = (sql: Sql) => sql`
+  s.id, s.title, s.created_at, s.updated_at,
+  to_jsonb(array[s.collection_id] || array(
+    select u.c from chat_messages m cross join lateral unnest(m.collection_ids) with ordinality as u(c, k)
+     where m.session_id = s.id and u.c <> s.collection_id
+     group by u.c order by min(m.position * 16 + u.k))) as collection_ids`;
 
 export function createSessionRepo(sql: Sql) {
   return {
@@ -31,21 +50,34 @@ export function createSessionRepo(sql: Sql) {
          where exists (select 1 from collections where id = ${collectionId} and user_id = ${userId})
             or exists (select 1 from collection_members
                         where collection_id = ${collectionId} and user_id = ${userId} for share)
-        returning id, title, created_at, updated_at`;
+        returning id, title, jsonb_build_array(collection_id) as collection_ids, created_at, updated_at`;
       return row;
     },
 
     listOwned(collectionId: string, userId: string): Promise<SessionRow[]> {
       return sql<SessionRow[]>`
-        select id, title, created_at, updated_at from chat_sessions
-         where collection_id = ${collectionId} and user_id = ${userId}
-         order by updated_at desc, created_at desc, id`;
+        select ${SESSION_COLUMNS(sql)} from chat_sessions s
+         where s.collection_id = ${collectionId} and s.user_id = ${userId}
+         order by s.updated_at desc, s.created_at desc, s.id`;
     },
 
     async findOwned(collectionId: string, sessionId: string, userId: string): Promise<SessionRow | undefined> {
       const [row] = await sql<SessionRow[]>`
-        select id, title, created_at, updated_at from chat_sessions
-         where id = ${sessionId} and collection_id = ${collectionId} and user_id = ${userId}`;
+        select ${SESSION_COLUMNS(sql)} from chat_sessions s
+         where s.id = ${sessionId} and s.collection_id = ${collectionId} and s.user_id = ${userId}`;
+      return row;
+    },
+
+    /** The user's session when it lives in one of `collectionIds` (a question over them may go on in it). */
+    async findOwnedIn(
+      collectionIds: readonly string[],
+      sessionId: string,
+      userId: string,
+    ): Promise<{ id: string; collection_id: string } | undefined> {
+      if (collectionIds.length === 0) return undefined;
+      const [row] = await sql<{ id: string; collection_id: string }[]>`
+        select id, collection_id from chat_sessions
+         where id = ${sessionId} and user_id = ${userId} and collection_id in ${sql(collectionIds as string[])}`;
       return row;
     },
 
@@ -58,8 +90,10 @@ export function createSessionRepo(sql: Sql) {
 
     messages(sessionId: string): Promise<MessageRow[]> {
       return sql<MessageRow[]>`
-        select id, role, content, sources, citations, created_at from chat_messages
-         where session_id = ${sessionId} order by position`;
+        select m.id, m.role, m.content, m.sources, m.citations,
+               to_jsonb(coalesce(m.collection_ids, array[s.collection_id])) as collection_ids, m.created_at
+          from chat_messages m join chat_sessions s on s.id = m.session_id
+         where m.session_id = ${sessionId} order by m.position`;
     },
 
     async rename(collectionId: string, sessionId: string, userId: string, title: string): Promise<boolean> {
@@ -85,8 +119,8 @@ export function createSessionRepo(sql: Sql) {
           returning id`;
         if (!copy) return undefined;
         await tx`
-          insert into chat_messages (session_id, role, content, sources, created_at)
-          select ${copy.id}, role, content, sources, created_at from chat_messages
+          insert into chat_messages (session_id, role, content, sources, collection_ids, created_at)
+          select ${copy.id}, role, content, sources, collection_ids, created_at from chat_messages
            where session_id = ${sessionId} order by position`;
         return copy.id;
       });
