@@ -109,8 +109,8 @@ export interface paths {
     put?: never;
     /**
      * Re-chunk documents at the current chunk_size (admin only)
-     * @description For each document cut at another `chunk_size` than the collection's current one, ingests its stored original
-     *     again as a new document, with a job the caller polls at `GET /ingest/jobs/{job_id}`. The old document stays searchable
+     * @description For each document cut at another `chunk_size` than the collection's current one, or indexed before each
+     *     passage was indexed with its document's title and date, ingests its stored original again as a new document, with a job the caller polls at `GET /ingest/jobs/{job_id}`. The old document stays searchable
      *     until the new one is indexed (succeeded or partial), then is deleted with its vectors and files; if the job fails, the old
      *     document stays as it was. While a job runs, the collection's document list shows both. Documents still being ingested or
      *     re-chunked are skipped, so a second call starts only what the first did not. Not counted against the daily chunk quota.
@@ -133,7 +133,7 @@ export interface paths {
     };
     /**
      * List documents (owner or member)
-     * @description Newest first. Documents still being ingested are listed with the chunks indexed so far. With `limit` and `offset`, a page of the list; without them, the whole list.
+     * @description Newest first. Documents still being ingested are listed with the chunks indexed so far. With `limit` and `offset`, a page of the list; without them, the whole list. With `filter` (the language of `POST /query/search`, as JSON text), only the documents it selects, with the same meaning as in a search.
      *
      *     **Credentials:** a bearer token, or an API key with the `collections:read` scope.
      */
@@ -167,7 +167,16 @@ export interface paths {
     delete: operations['deleteDocument'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Replace a document’s metadata (owner only)
+     * @description Replaces the document's `metadata` whole, then rewrites every one of its chunks' vectors with it, so that
+     *     search filters see the change as soon as this answers. A document still being ingested or replaced is 409; one being
+     *     deleted is 404. After a failure part-way (502) the document already holds the new metadata and some vectors the old:
+     *     the same PATCH finishes the job. Also gives vectors indexed before filters existed their type and upload date.
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    patch: operations['patchDocument'];
     trace?: never;
   };
   '/collections/{id}/shares': {
@@ -392,6 +401,8 @@ export interface paths {
      *     job that made the document ended (`succeeded` or `partial`, with that job's `error_message`), which fires its
      *     webhooks like any ending. Someone else's job still at work on the same bytes is 409: try again once it has ended.
      *     With `replace_document_id` the file is a new version of that document (see the parameter).
+     *     A `metadata` field before `file` attaches metadata (JSON text, `DocumentMetadata`); past its limits, 422 naming
+     *     `metadata`, and nothing is stored.
      *     Each user's documents may make 100,000 chunks per UTC day by default (the setting
      *     `INGEST_DAILY_CHUNKS_PER_USER`), across all collections. Once today's are used up, new uploads and URLs are 429
      *     `quota_exceeded` with `Retry-After` (seconds until 00:00 UTC). A document accepted earlier keeps the chunks that
@@ -493,7 +504,7 @@ export interface paths {
     };
     /**
      * List the caller’s personal documents
-     * @description Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.
+     * @description Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them. `filter` selects as in a collection’s list.
      *
      *     **Credentials:** a bearer token, or an API key with the `collections:read` scope.
      */
@@ -525,7 +536,13 @@ export interface paths {
     delete: operations['deletePersonalDocument'];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Replace a personal document’s metadata
+     * @description As `PATCH /collections/{id}/documents/{document_id}`, for a document of the caller’s personal namespace. Anyone else’s document is 404.
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    patch: operations['patchPersonalDocument'];
     trace?: never;
   };
   '/ingest/jobs/{job_id}': {
@@ -565,12 +582,13 @@ export interface paths {
     /**
      * Ask a question; the answer streams as Server-Sent Events
      * @description Everything that can refuse the request is checked before the first byte: 422 for the
-     *     body, 403/404 for the collection, 404 for a `session_id` that is not the caller's own session in it.
+     *     body, 403/404 for the collection (each of `collection_ids`, the first refused deciding), 404 for a `session_id`
+     *     that is not the caller's own session in it (in one of them).
      *     Then `text/event-stream`, each event an `event:` line naming it, one `data:` line of JSON and a blank line. Read
      *     as `{event, data}` with `data` parsed, each is a `QueryEvent` (the 200 response's `x-sse-event`), with its payload a
      *     component of its own:
      *
-     *     1. `event: metadata` — `QueryMetadataEvent`, `{sources, embedding_latency_ms, retrieval_latency_ms}`, before any token;
+     *     1. `event: metadata` — `QueryMetadataEvent`, `{sources, embedding_latency_ms, retrieval_latency_ms, rerank}`, before any token;
      *     2. `event: token` — `QueryTokenEvent`, `{token}`, one per text delta of the model;
      *     3. `event: done` — `QueryDoneEvent`, `{generation_latency_ms, time_to_first_token_ms}`, both timed from the start of
      *        generation (just before the model is called, after `metadata`), so they leave out auth and retrieval;
@@ -601,7 +619,7 @@ export interface paths {
     /**
      * Retrieve sources without generating an answer
      * @description The retrieval of `POST /query/` (same access rules, same namespace, the collection's
-     *     `retrieval_strategy`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
+     *     `retrieval_strategy`; several collections at once with `collection_ids`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
      *     configured, else sparse BM25 alone. For search-only clients and retrieval benchmarks.
      *
      *     **Credentials:** a bearer token, or an API key with the `query` scope.
@@ -630,7 +648,9 @@ export interface paths {
      *     Scores are filled in asynchronously after the answer: both scores null with `scorer_error` null means
      *     not scored yet; `scorer_error` set means scoring failed and the scores stay null. Besides the contract's
      *     fields a record carries `embedding_latency_ms`, `time_to_first_token_ms` and `scorer`; it leaves out the
-     *     sources and the chat session (sessions are private to their owner).
+     *     sources and the chat session (sessions are private to their owner). A question over several collections
+     *     (`collection_ids`) is listed under its session's collection, else the first it searched, and only to a
+     *     participant of every collection it searched, never through a key restricted to one collection.
      *
      *     **Credentials:** a bearer token, or an API key with the `collections:read` scope.
      */
@@ -657,7 +677,8 @@ export interface paths {
      *     scored records only, latency averages use every record (generation latency: those whose generation
      *     finished). An average over no records is null; an empty collection gives zero counts, null averages and
      *     empty arrays. For the owner and members; anyone else is 403. The aggregate covers every participant's
-     *     questions, and its worst queries show their text to every participant.
+     *     questions, and its worst queries show their text to every participant; the records of questions over several
+     *     collections count only for a participant of each of them, as in the listing.
      *
      *     **Credentials:** a bearer token, or an API key with the `collections:read` scope.
      */
@@ -924,6 +945,7 @@ export interface components {
       /** @description 0 when no dense embedding model is configured */
       embedding_latency_ms: number;
       retrieval_latency_ms: number;
+      rerank: components['schemas']['RerankInfo'];
     };
     Source: {
       source: string;
@@ -935,6 +957,8 @@ export interface components {
       image_url: string | null;
       /** @description The document the passage comes from; null in answers recorded before this field existed. */
       document_id: string | null;
+      /** @description The collection the passage was found in (one of the question’s `collection_ids`); null for the personal space, and in answers recorded before this field existed. */
+      collection_id: string | null;
       /**
        * @description Where in the document: the PDF page or slide number (from 1), or the sheet name of a spreadsheet; null where unknown (text, Markdown, web pages, or vectors written before it was recorded).
        * @example 4
@@ -945,6 +969,21 @@ export interface components {
        * @example Results > Adverse events
        */
       heading: string | null;
+      /** @description The reranker’s relevance score, 0–1, when the passage was reranked (see `rerank`); null otherwise, and in answers recorded before this field existed. `score` stays the index’s fused score. */
+      rerank_score: number | null;
+    };
+    RerankInfo: {
+      /** @description Whether the sources are in the reranker’s order */
+      applied: boolean;
+      /**
+       * @description Why not, when not applied: `off`, no reranking model configured, it failed, or it took too long
+       * @example off
+       */
+      reason: string | null;
+      /** @description How many of the best fused candidates were reranked */
+      candidates: number | null;
+      /** @description Time spent waiting for the reranker; null when it was not asked. Not part of `retrieval_latency_ms`. */
+      latency_ms: number | null;
     };
     /** @description `event: token`, one per text delta of the model. */
     QueryTokenEvent: {
@@ -1052,7 +1091,7 @@ export interface components {
     Deleted: {
       deleted: string;
     };
-    /** @description The stored config merged over the defaults (1000, `similarity`). */
+    /** @description The stored config merged over the defaults (1000, `similarity`, rerank false, 10 candidates). */
     RetrievalConfig: {
       /**
        * @description Characters per chunk
@@ -1064,6 +1103,16 @@ export interface components {
        * @enum {string}
        */
       retrieval_strategy: 'similarity' | 'mmr' | 'threshold';
+      /**
+       * @description Rerank the best fused candidates with the reranking model (RERANK_MODEL) before the strategy (MMR, the threshold) applies; a request's `rerank` overrides it. Default false: on the measured sets the shipped cross-encoder did not rank better than fusion (README, "Reranking").
+       * @example false
+       */
+      rerank?: boolean;
+      /**
+       * @description How many of the best fused candidates are reranked, 1–50 (default 10); each costs reranking time. When it exceeds top_k the reranker can bring a passage up from below the top_k.
+       * @example 10
+       */
+      rerank_candidates?: number;
     };
     Rechunk: {
       /** @description One job per document re-chunked now; empty when every document is already at the current size */
@@ -1106,6 +1155,34 @@ export interface components {
       created_at: string;
       /** @description A signed URL valid for 1 hour for uploads; the original URL for web pages. Fetch on demand. */
       open_url: string | null;
+      /**
+       * @description How it is parsed (`pdf`, `docx`, … `html`); null while a web page is not fetched yet
+       * @example pdf
+       */
+      type: string | null;
+      metadata: components['schemas']['DocumentMetadata'];
+    };
+    /**
+     * @description A flat JSON object: at most 32 keys, each letters, digits and `_` (not starting with a
+     *     digit, at most 64 characters); values are strings (at most 512 characters, no
+     *     control characters), finite numbers, booleans, or lists of at most 32 such strings. No nested objects, no
+     *     null. At most 8192 bytes as JSON. Past any of these: 422. Every chunk's vector carries a copy, which
+     *     `filter` selects on as `metadata.<key>`.
+     * @example {
+     *       "company": "Acme",
+     *       "year": 2025,
+     *       "audited": true,
+     *       "tags": [
+     *         "annual",
+     *         "finance"
+     *       ]
+     *     }
+     */
+    DocumentMetadata: {
+      [key: string]: string | number | boolean | string[];
+    };
+    DocumentPatch: {
+      metadata: components['schemas']['DocumentMetadata'] & unknown;
     };
     Share: {
       /**
@@ -1230,6 +1307,8 @@ export interface components {
       id: string;
       /** @description Null until set, or until the first question names it */
       title: string | null;
+      /** @description The collections the session’s questions searched: the one it lives in first (the path’s), then each other one in the order a question first named it (`collection_ids` on `POST /query/`). */
+      collection_ids: string[];
       /**
        * Format: date-time
        * @example 2026-11-21T22:33:00.000Z
@@ -1256,6 +1335,8 @@ export interface components {
       sources: components['schemas']['Source'][];
       /** @description An answer’s citations, checked once the answer is scored: each [n] and whether source n supports the sentence citing it. Null for questions, and for an answer not scored yet. */
       citations: components['schemas']['CitationCheck'][] | null;
+      /** @description The collections this exchange (the question and its answer) searched; the session’s own for exchanges recorded before questions could search several. */
+      collection_ids: string[];
       /**
        * Format: date-time
        * @example 2026-11-21T22:33:00.000Z
@@ -1290,7 +1371,7 @@ export interface components {
     ShareChatSession: {
       /**
        * Format: uuid
-       * @description The owner or a member of the collection
+       * @description The owner or a member of the collection, and of every other collection the session searched
        */
       target_user_id: string;
     };
@@ -1311,6 +1392,8 @@ export interface components {
       duplicate: boolean;
     };
     Upload: {
+      /** @description The document’s metadata as JSON text (see `DocumentMetadata`), e.g. `{"company":"Acme","year":2025}`. It must come before `file` in the form: fields after the file are not read. A new version given none keeps the old one’s. */
+      metadata?: string;
       /**
        * Format: binary
        * @description PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB
@@ -1324,6 +1407,7 @@ export interface components {
       collection_id?: string | null;
       /** @description A document of the same collection (or personal namespace) that this one is a new version of. It stays searchable while the new one is indexed; then it goes with its vectors, chunks and file, and the job ends (`succeeded` or `partial`). If the job fails or is cancelled, it stays as it was. Owner only; 404 if it is not there (or being deleted), 409 while it is still being ingested or replaced. An uploaded file whose bytes the namespace already holds (this document’s own, or another’s) is 409 too, and replaces nothing; a web page fetched again always replaces it. */
       replace_document_id?: string | null;
+      metadata?: components['schemas']['DocumentMetadata'] & unknown;
     };
     IngestJob: {
       /**
@@ -1370,7 +1454,24 @@ export interface components {
       question: string;
       /** @description Omitted, null or empty: the caller’s personal namespace. */
       collection_id?: string | null;
-      /** @description The caller’s own session in this collection; the exchange is appended to it. */
+      /**
+       * @description Several collections to search at once, 1–10, each named once, instead of `collection_id`
+       *     (both: 422). The caller must be the owner or a member of every one (404 for one that does not exist, 403 for one
+       *     they may not use, the first refused in the order given deciding), and an API key restricted to a collection reaches
+       *     only that one. Every collection's namespace is searched at once; their dense lists are merged by score, their sparse
+       *     lists likewise, and the two are fused once, so passages of all of them compete on one scale. The collections'
+       *     `retrieval_strategy` applies when they all have the same, else `similarity`. Each source says its
+       *     `collection_id`. The personal space cannot be one of them. Omitted or null: `collection_id` decides.
+       * @example [
+       *       "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+       *       "7a2b3c4d-1e2f-4a5b-9c8d-7e6f5a4b3c2d"
+       *     ]
+       */
+      collection_ids?: string[] | null;
+      filter?: components['schemas']['Filter'];
+      /** @description Rerank the best fused candidates with the reranking model (RERANK_MODEL) before the strategy picks the sources: `true` or `false` for this request; unset: as the collection’s config says (`rerank`, off by default). A reranker that is not configured, fails or takes longer than its time budget never fails the request: the sources keep the fused order, and `rerank.applied` is false with the reason. */
+      rerank?: boolean;
+      /** @description The caller’s own session in this collection, or with `collection_ids` in one of them (a session lives in one collection and may search others); the exchange is appended to it. */
       session_id?: string | null;
       /**
        * @description Sources to retrieve, 1–50 (default 5)
@@ -1378,17 +1479,69 @@ export interface components {
        */
       top_k?: number;
     };
+    /**
+     * @description Only passages of documents that match. A JSON object:
+     *     `{"<field>": value}` (equality), `{"<field>": {"<op>": operand, …}}`, `{"and": [filter, …]}`, `{"or": [filter, …]}`,
+     *     `{"not": filter}`; several entries in one object must all hold. Fields: `document_id` (a UUID), `type` (`pdf`, `docx`,
+     *     `pptx`, `xlsx`, `csv`, `txt`, `md`, `html`), `source` (the file name, or the URL of a web page), `uploaded_at` (ISO 8601
+     *     dates, ranges only) and `metadata.<key>` (what was attached at upload or by PATCH). Operators: `eq`, `ne`, `in`, `nin`
+     *     (a list), `gt`, `gte`, `lt`, `lte` (numbers; dates for `uploaded_at`) and `contains` (a list-valued metadata key holds
+     *     the string). `ne`, `nin` and `not` also match documents without the field. At most 8 levels deep,
+     *     64 comparisons, 100 values in a list and 16384 bytes as JSON; otherwise 422
+     *     naming where. Chunks indexed before metadata existed carry none until the document is PATCHed or re-chunked.
+     * @example {
+     *       "and": [
+     *         {
+     *           "metadata.company": "Acme"
+     *         },
+     *         {
+     *           "metadata.year": {
+     *             "gte": 2024
+     *           }
+     *         },
+     *         {
+     *           "type": {
+     *             "in": [
+     *               "pdf",
+     *               "xlsx"
+     *             ]
+     *           }
+     *         }
+     *       ]
+     *     }
+     */
+    Filter: {
+      [key: string]: unknown;
+    };
     SearchResponse: {
       sources: components['schemas']['Source'][];
       /** @description 0 when no dense embedding model is configured */
       embedding_latency_ms: number;
       retrieval_latency_ms: number;
+      rerank: components['schemas']['RerankInfo'];
     };
     SearchRequest: {
       /** @example How does a tidal barrage work? */
       question: string;
       /** @description Omitted, null or empty: the caller’s personal namespace. */
       collection_id?: string | null;
+      /**
+       * @description Several collections to search at once, 1–10, each named once, instead of `collection_id`
+       *     (both: 422). The caller must be the owner or a member of every one (404 for one that does not exist, 403 for one
+       *     they may not use, the first refused in the order given deciding), and an API key restricted to a collection reaches
+       *     only that one. Every collection's namespace is searched at once; their dense lists are merged by score, their sparse
+       *     lists likewise, and the two are fused once, so passages of all of them compete on one scale. The collections'
+       *     `retrieval_strategy` applies when they all have the same, else `similarity`. Each source says its
+       *     `collection_id`. The personal space cannot be one of them. Omitted or null: `collection_id` decides.
+       * @example [
+       *       "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+       *       "7a2b3c4d-1e2f-4a5b-9c8d-7e6f5a4b3c2d"
+       *     ]
+       */
+      collection_ids?: string[] | null;
+      filter?: components['schemas']['Filter'];
+      /** @description Rerank the best fused candidates with the reranking model (RERANK_MODEL) before the strategy picks the sources: `true` or `false` for this request; unset: as the collection’s config says (`rerank`, off by default). A reranker that is not configured, fails or takes longer than its time budget never fails the request: the sources keep the fused order, and `rerank.applied` is false with the reason. */
+      rerank?: boolean;
       /**
        * @description Sources to return, 1–50 (default 5)
        * @default 5
@@ -1414,6 +1567,8 @@ export interface components {
       /** @description Embedding the question; 0 when retrieval was sparse only */
       embedding_latency_ms: number;
       retrieval_latency_ms: number;
+      /** @description Waiting for the reranker, apart from retrieval; null when the question was not reranked */
+      rerank_latency_ms: number | null;
       /** @description Null when generation failed */
       generation_latency_ms: number | null;
       /** @description Null when no token was generated */
@@ -1426,6 +1581,8 @@ export interface components {
       /** @example similarity */
       retrieval_strategy: string;
       top_k: number;
+      /** @description Every collection the question searched (`collection_ids` of `POST /query/`), this one alone for a question over one. A record over several is listed under the first searched (or its chat session’s collection), and shown only to a participant of every one of them, never through a key restricted to one collection. */
+      collection_ids: string[];
       /** @description Which scorer filled the scores in; null until scored */
       scorer: string | null;
       /** @description Why the scores could not be computed; null otherwise */
@@ -2290,6 +2447,8 @@ export interface operations {
         limit?: number;
         /** @description Items to skip, ≥ 0 (default 0 when `limit` is given) */
         offset?: number;
+        /** @description The search filter (see `Filter`) as JSON text, URL-encoded: only the documents that match. `limit` and `offset` page the matching ones. */
+        filter?: string;
       };
       header?: never;
       path: {
@@ -2417,6 +2576,116 @@ export interface operations {
       };
       /** @description The resource does not exist, or is not visible to the caller. */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An upstream service failed. */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  patchDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Collection id */
+        id: string;
+        /** @description Document id */
+        document_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentPatch'];
+      };
+    };
+    responses: {
+      /** @description The document as now stored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Document'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request conflicts with the resource’s state (a job that has already ended, a document being replaced). */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -3957,7 +4226,10 @@ export interface operations {
   };
   listPersonalDocuments: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description The search filter (see `Filter`) as JSON text, URL-encoded: only the documents that match. `limit` and `offset` page the matching ones. */
+        filter?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -4070,6 +4342,114 @@ export interface operations {
       };
       /** @description The resource does not exist, or is not visible to the caller. */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An upstream service failed. */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  patchPersonalDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Document id */
+        document_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DocumentPatch'];
+      };
+    };
+    responses: {
+      /** @description The document as now stored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Document'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request conflicts with the resource’s state (a job that has already ended, a document being replaced). */
+      409: {
         headers: {
           [name: string]: unknown;
         };
