@@ -2,6 +2,7 @@ import type { Sql } from 'postgres';
 import type { VectorStore } from '#core/adapters/vectors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import { type ContextSource, contextMetadata, documentContext } from '#retrieval/document-context.ts';
+import { documentFacets, type FacetSource } from '#retrieval/document-facets.ts';
 import { encodeDocument } from '#retrieval/sparse.ts';
 import { type IndexableChunk, indexedText, vectorMetadata } from '#retrieval/vector-metadata.ts';
 
@@ -30,8 +31,11 @@ const BATCH = 64;
  */
 export async function reembedAll(deps: ReembedDeps): Promise<ReembedResult> {
   const { sql, vectors, embed, log } = deps;
-  const documents = await sql<({ id: string; name: string; collection_id: string | null; user_id: string } & ContextSource)[]>`
-    select d.id, d.name, d.collection_id, d.user_id, d.title, d.document_date from documents d
+  const documents = await sql<
+    ({ id: string; name: string; collection_id: string | null; user_id: string } & FacetSource & ContextSource)[]
+  >`
+    select d.id, d.name, d.collection_id, d.user_id, d.doc_type, d.created_at, d.metadata,
+           d.title, d.document_date from documents d
     where exists (select 1 from document_chunks c where c.document_id = d.id and c.state = 'done')
     order by d.created_at, d.id`;
   let chunks = 0;
@@ -53,7 +57,7 @@ export async function reembedAll(deps: ReembedDeps): Promise<ReembedResult> {
           id: row.vector_id,
           ...(vector ? { vector } : {}),
           sparseVector: sparse,
-          metadata: { ...vectorMetadata(doc.id, doc.name, row), ...contextMetadata(context) },
+          metadata: { ...vectorMetadata(doc.id, doc.name, row, documentFacets(doc)), ...contextMetadata(context) },
         }));
       if (records.length > 0) await vectors.upsert(namespace, records);
       chunks += records.length;

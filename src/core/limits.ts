@@ -91,3 +91,18 @@ export const INGEST_PARALLELISM_PER_USER = 4;
  * bases at about this; a question that needs more belongs in fewer, larger collections.
  */
 export const MAX_QUERY_COLLECTIONS = 10;
+export const MAX_METADATA_KEY_LENGTH = 64;
+export const MAX_METADATA_STRING_LENGTH = 512;
+export const MAX_METADATA_LIST_ITEMS = 32;
+/** The whole object as JSON, in UTF-8 bytes: well inside Upstash's metadata per vector. */
+export const MAX_METADATA_BYTES = 8 * 1024;
+
+/**
+ * A search filter (src/retrieval/filter.ts): how deep `and`/`or`/`not` may nest, how many comparisons it
+ * may hold, how many values one `in` may list, and its size as JSON. Each bounds the filter string sent
+ * to the vector index and the work of reading it.
+ */
+export const MAX_FILTER_DEPTH = 8;
+export const MAX_FILTER_CONDITIONS = 64;
+export const MAX_FILTER_IN_VALUES = 100;
+export const MAX_FILTER_BYTES = 16 * 1024;

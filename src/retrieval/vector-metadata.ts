@@ -1,4 +1,5 @@
 import { contextLine, contextOf, type DocumentContext } from './document-context.ts';
+import type { DocumentFacets, DocumentMetadata } from './document-facets.ts';
 
 /**
  * What each vector carries beside its values: written by the ingest worker, read back by the API to
@@ -21,6 +22,10 @@ export interface VectorMetadata extends Record<string, unknown> {
   sheet?: string;
   /** The heading path in effect where the chunk starts, outermost first. */
   headings?: string[];
+  /** The document's type, upload time and metadata, for search filters (document-facets.ts). */
+  doc_type?: string;
+  uploaded_at?: number;
+  metadata?: DocumentMetadata;
 }
 
 /** Where in its document a passage sits, as a source object gives it. */
@@ -66,7 +71,7 @@ export interface IndexableChunk {
 }
 
 /** The metadata a chunk's vector carries, from its stored row. */
-export function vectorMetadata(documentId: string, name: string, row: IndexableChunk): VectorMetadata {
+export function vectorMetadata(documentId: string, name: string, row: IndexableChunk, facets: DocumentFacets): VectorMetadata {
   const { sheet, headings } = row.metadata;
   // A chunk that runs across pages is cited by the page it starts on.
   const page = typeof row.metadata.page === 'number' ? row.metadata.page : (row.metadata.pages as number[] | undefined)?.[0];
@@ -80,6 +85,7 @@ export function vectorMetadata(documentId: string, name: string, row: IndexableC
     ...(typeof page === 'number' && page > 0 ? { page } : {}),
     ...(typeof sheet === 'string' && sheet ? { sheet } : {}),
     ...(Array.isArray(headings) && headings.length > 0 ? { headings: headings as string[] } : {}),
+    ...facets,
   };
 }
 

@@ -357,6 +357,7 @@ describe('a collection deleted while an embed step upserts into its namespace (t
     const bytes = new TextEncoder().encode('The late ledger: entries that arrived as the collection went.\n');
     const uploading = ingest.uploadFile(callerOf(user), collectionId, async () => ({
       filename: 'late.txt',
+      fields: {},
       body: new Blob([bytes]).stream(),
       size: () => bytes.byteLength,
       tooLarge: () => false,

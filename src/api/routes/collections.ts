@@ -6,6 +6,7 @@ import {
   DeletedSchema,
   DocumentListQuery,
   DocumentParams,
+  DocumentPatchSchema,
   DocumentSchema,
   ListedCollectionSchema,
   RetrievalConfigSchema,
@@ -13,6 +14,7 @@ import {
 import { CollectionParams, json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
 import { RechunkSchema } from '../schemas/ingest.ts';
+import { checkedFilter } from '../schemas/metadata.ts';
 import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Collections');
@@ -80,10 +82,23 @@ const documents = route.get('/collections/{id}/documents', 'List documents (owne
   access: 'collections:read',
   description:
     'Newest first. Documents still being ingested are listed with the chunks indexed so far. With `limit` and ' +
-    '`offset`, a page of the list; without them, the whole list.',
+    '`offset`, a page of the list; without them, the whole list. With `filter` (the language of `POST /query/search`, ' +
+    'as JSON text), only the documents it selects, with the same meaning as in a search.',
   request: { params, query: DocumentListQuery },
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
   errors: collectionErrors,
+});
+
+const patchDocument = route.patch('/collections/{id}/documents/{document_id}', 'Replace a document’s metadata (owner only)', {
+  operationId: 'patchDocument',
+  access: 'ingest',
+  description: `Replaces the document's \`metadata\` whole, then rewrites every one of its chunks' vectors with it, so that
+search filters see the change as soon as this answers. A document still being ingested or replaced is 409; one being
+deleted is 404. After a failure part-way (502) the document already holds the new metadata and some vectors the old:
+the same PATCH finishes the job. Also gives vectors indexed before filters existed their type and upload date.`,
+  request: { params: DocumentParams, body: jsonBody(DocumentPatchSchema) },
+  responses: { 200: json(DocumentSchema, 'The document as now stored') },
+  errors: [...collectionErrors, 409, 502],
 });
 
 const removeDocument = route.delete('/collections/{id}/documents/{document_id}', 'Delete a document (owner only)', {
@@ -118,9 +133,15 @@ export function registerCollectionRoutes(app: App) {
     c.json({ jobs: await c.var.services.ingest.rechunk(c.var.caller, c.req.valid('param').id) }, 200),
   );
   app.openapi(documents, async (c) => {
-    const { limit, offset } = c.req.valid('query');
+    const { limit, offset, filter } = c.req.valid('query');
     const page = limit === undefined && offset === undefined ? undefined : { limit: limit ?? null, offset: offset ?? 0 };
-    return c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id, page), 200);
+    const selected = filter === undefined ? undefined : checkedFilter(filter);
+    return c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id, page, selected), 200);
+  });
+  app.openapi(patchDocument, async (c) => {
+    const { id, document_id } = c.req.valid('param');
+    const { metadata } = c.req.valid('json');
+    return c.json(await c.var.services.documents.setMetadata(c.var.caller, id, document_id, metadata), 200);
   });
   app.openapi(removeDocument, async (c) => {
     const { id, document_id } = c.req.valid('param');

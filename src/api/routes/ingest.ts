@@ -1,6 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
-import { DeletedSchema, DocumentSchema, PersonalDocumentParams } from '../schemas/collections.ts';
+import {
+  DeletedSchema,
+  DocumentFilterQuery,
+  DocumentPatchSchema,
+  DocumentSchema,
+  PersonalDocumentParams,
+} from '../schemas/collections.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
 import {
@@ -12,6 +18,7 @@ import {
   UploadSchema,
   UrlIngestSchema,
 } from '../schemas/ingest.ts';
+import { checkedFilter, parseMetadataField } from '../schemas/metadata.ts';
 import { openFilePart } from '../uploads/multipart.ts';
 import { taggedRoutes } from './define-route.ts';
 
@@ -42,6 +49,8 @@ its path and without control or invisible format characters (bidi overrides, iso
 Without \`collection_id\` the document goes to the caller's personal namespace, searched by a query with an empty \`collection_id\`.
 ${DUPLICATES}
 With \`replace_document_id\` the file is a new version of that document (see the parameter).
+A \`metadata\` field before \`file\` attaches metadata (JSON text, \`DocumentMetadata\`); past its limits, 422 naming
+\`metadata\`, and nothing is stored.
 ${QUOTA}`,
   request: {
     query: IngestQuery,
@@ -67,8 +76,19 @@ const personalDocuments = route.get('/ingest/documents', 'List the caller’s pe
   operationId: 'listPersonalDocuments',
   access: 'collections:read',
   description:
-    'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them.',
+    'Documents ingested without a `collection_id` (the personal namespace). Same fields as a collection’s documents; only their owner sees them. `filter` selects as in a collection’s list.',
+  request: { query: DocumentFilterQuery },
   responses: { 200: json(z.array(DocumentSchema), 'Documents') },
+});
+
+const patchPersonalDocument = route.patch('/ingest/documents/{document_id}', 'Replace a personal document’s metadata', {
+  operationId: 'patchPersonalDocument',
+  access: 'ingest',
+  description:
+    'As `PATCH /collections/{id}/documents/{document_id}`, for a document of the caller’s personal namespace. Anyone else’s document is 404.',
+  request: { params: PersonalDocumentParams, body: jsonBody(DocumentPatchSchema) },
+  responses: { 200: json(DocumentSchema, 'The document as now stored') },
+  errors: [404, 409, 502],
 });
 
 const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', 'Delete one of the caller’s personal documents', {
@@ -122,16 +142,27 @@ export function registerIngestRoutes(app: App) {
   app.post(upload.path, upload.middleware, async (c) => {
     const collectionId = c.req.query('collection_id') || undefined;
     const replaces = c.req.query('replace_document_id') || undefined;
-    const accepted = await c.var.services.ingest.uploadFile(c.var.caller, collectionId, () => openFilePart(c.req.raw), replaces);
+    // The metadata field precedes the file: a bad one is refused before anything is stored.
+    const open = async () => {
+      const part = await openFilePart(c.req.raw);
+      try {
+        return { ...part, metadata: parseMetadataField(part.fields.metadata) };
+      } catch (error) {
+        await part.settle();
+        throw error;
+      }
+    };
+    const accepted = await c.var.services.ingest.uploadFile(c.var.caller, collectionId, open, replaces);
     return c.json(accepted, 200);
   });
   app.openapi(ingestUrl, async (c) => {
-    const { url, collection_id, replace_document_id } = c.req.valid('json');
+    const { url, collection_id, replace_document_id, metadata } = c.req.valid('json');
     const accepted = await c.var.services.ingest.ingestUrl(
       c.var.caller,
       collection_id || undefined,
       url,
       replace_document_id || undefined,
+      metadata,
     );
     return c.json(accepted, 200);
   });
@@ -141,7 +172,18 @@ export function registerIngestRoutes(app: App) {
     return c.json(await c.var.services.ingest.listJobs(c.var.caller, { ...filter, collectionId }), 200);
   });
   app.openapi(cancelJob, async (c) => c.json(await c.var.services.ingest.cancel(c.var.caller, c.req.valid('param').job_id), 200));
-  app.openapi(personalDocuments, async (c) => c.json(await c.var.services.documents.listPersonal(c.var.caller), 200));
+  app.openapi(personalDocuments, async (c) => {
+    const { filter } = c.req.valid('query');
+    const selected = filter === undefined ? undefined : checkedFilter(filter);
+    return c.json(await c.var.services.documents.listPersonal(c.var.caller, selected), 200);
+  });
+  app.openapi(patchPersonalDocument, async (c) => {
+    const { metadata } = c.req.valid('json');
+    return c.json(
+      await c.var.services.documents.setPersonalMetadata(c.var.caller, c.req.valid('param').document_id, metadata),
+      200,
+    );
+  });
   app.openapi(deletePersonalDocument, async (c) => {
     const deleted = await c.var.services.documents.deletePersonal(c.var.caller, c.req.valid('param').document_id);
     return c.json({ deleted }, 200);

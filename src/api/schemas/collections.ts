@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import { RETRIEVAL_STRATEGIES } from '#retrieval/config.ts';
 import { CollectionParams, Id, optionalPageQuery, Permission, pathParam, Timestamp, text } from './common.ts';
+import { FilterQueryParam, MetadataSchema } from './metadata.ts';
 
 export const RetrievalConfigSchema = z
   .object({
@@ -48,8 +49,22 @@ export const DocumentSchema = z
       .string()
       .nullable()
       .openapi({ description: 'A signed URL valid for 1 hour for uploads; the original URL for web pages. Fetch on demand.' }),
+    type: z.string().nullable().openapi({
+      description: 'How it is parsed (`pdf`, `docx`, … `html`); null while a web page is not fetched yet',
+      example: 'pdf',
+    }),
+    metadata: MetadataSchema,
   })
   .openapi('Document');
+
+export const DocumentPatchSchema = z
+  .object({
+    metadata: MetadataSchema.openapi({
+      description: 'Replaces the document’s metadata whole (`{}` removes it); every chunk’s vector follows.',
+    }),
+  })
+  .strict()
+  .openapi('DocumentPatch');
 
 export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted');
 
@@ -57,4 +72,5 @@ const documentId = pathParam('document_id', 'Document id');
 export const DocumentParams = CollectionParams.extend({ document_id: documentId });
 export const PersonalDocumentParams = z.object({ document_id: documentId });
 
-export const DocumentListQuery = z.object(optionalPageQuery());
+export const DocumentListQuery = z.object({ ...optionalPageQuery(), filter: FilterQueryParam.optional() });
+export const DocumentFilterQuery = z.object({ filter: FilterQueryParam.optional() });

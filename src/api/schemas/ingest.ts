@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { JOB_STATUSES } from '#core/db/jobs.ts';
 import { Id, OptionalCollectionId, pageQuery, pathParam, plainText, Timestamp, text } from './common.ts';
+import { MetadataSchema } from './metadata.ts';
 
 const JobStatusSchema = z.enum(JOB_STATUSES).openapi('JobStatus');
 
@@ -27,6 +28,14 @@ export const IngestQuery = z.object({
 export const UploadSchema = z
   .object({
     // Documentation only: the body is streamed, never parsed against this (src/api/routes/ingest.ts).
+    metadata: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          'The document’s metadata as JSON text (see `DocumentMetadata`), e.g. `{"company":"Acme","year":2025}`. It must come ' +
+          'before `file` in the form: fields after the file are not read. A new version given none keeps the old one’s.',
+      }),
     file: z.string().openapi({ format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }),
   })
   .openapi('Upload');
@@ -36,6 +45,9 @@ export const UrlIngestSchema = z
     url: text({ min: 1, max: 2048 }).openapi({ example: 'https://en.wikipedia.org/wiki/Retrieval-augmented_generation' }),
     collection_id: OptionalCollectionId,
     replace_document_id: replaceDocumentId.nullish(),
+    metadata: MetadataSchema.optional().openapi({
+      description: 'The document’s metadata (see `DocumentMetadata`); a new version given none keeps the old one’s.',
+    }),
   })
   .openapi('UrlIngest');
 

@@ -2,7 +2,10 @@ import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { DocumentRow } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
+import { type DocumentMetadata, documentFacets } from '#retrieval/document-facets.ts';
+import { type FilterNode, matchesFilter } from '#retrieval/filter.ts';
 import type { ServiceDeps } from './deps.ts';
+import { createMetadataUpdate } from './document-metadata.ts';
 import type { Purge } from './purge.ts';
 
 /** Signed links to originals are short-lived: clients fetch them on demand. */
@@ -17,10 +20,13 @@ export interface ListedDocument {
   chunk_count: number;
   created_at: string;
   open_url: string | null;
+  type: string | null;
+  metadata: DocumentMetadata;
 }
 
-export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store'> & { purge: Purge }) {
+export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'> & { purge: Purge }) {
   const { access, documents, store, purge } = deps;
+  const updateMetadata = createMetadataUpdate(deps);
 
   /** Rows as clients see them, each upload with a fresh signed link. */
   async function present(rows: DocumentRow[]): Promise<ListedDocument[]> {
@@ -36,20 +42,57 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
       chunk_count: row.chunk_count,
       created_at: row.created_at,
       open_url: row.source_url ?? (row.storage_path ? (signed.get(row.storage_path) ?? null) : null),
+      type: row.doc_type,
+      metadata: row.metadata ?? {},
     }));
+  }
+
+  /**
+   * The rows a filter selects, with the search filter's semantics (matchesFilter on the fields a vector carries),
+   * then the page of them: filtered here rather than in SQL, so that listing and search cannot disagree.
+   */
+  function filtered(all: DocumentRow[], filter: FilterNode, page?: { limit: number | null; offset: number }) {
+    const matching = all.filter((row) =>
+      matchesFilter(filter, { document_id: row.id, source: row.name, ...documentFacets(row) }),
+    );
+    return page ? matching.slice(page.offset, page.limit === null ? undefined : page.offset + page.limit) : matching;
   }
 
   return {
     /** Every document, or a page of them when `page` is given. */
-    async list(caller: Caller, collectionId: string, page?: { limit: number | null; offset: number }): Promise<ListedDocument[]> {
+    async list(
+      caller: Caller,
+      collectionId: string,
+      page?: { limit: number | null; offset: number },
+      filter?: FilterNode,
+    ): Promise<ListedDocument[]> {
       await access.requireParticipant(caller, collectionId);
+      if (filter) return present(await filtered(await documents.listForCollection(collectionId), filter, page));
       return present(await documents.listForCollection(collectionId, page));
     },
 
     /** The caller's personal namespace: only its owner sees or deletes these. */
-    async listPersonal(caller: Caller): Promise<ListedDocument[]> {
+    async listPersonal(caller: Caller, filter?: FilterNode): Promise<ListedDocument[]> {
       access.requireUnrestricted(caller);
-      return present(await documents.listPersonal(caller.id));
+      const rows = await documents.listPersonal(caller.id);
+      return present(filter ? await filtered(rows, filter) : rows);
+    },
+
+    /** Replaces a collection document's metadata (owner only, as deleting it is); its vectors follow. */
+    async setMetadata(caller: Caller, collectionId: string, documentId: string, metadata: DocumentMetadata) {
+      await access.requireOwner(caller, collectionId);
+      const doc = isUuid(documentId) ? await documents.findInCollection(collectionId, documentId) : undefined;
+      if (!doc || doc.deleting_at) throw notFound('Document');
+      const [listed] = await present([await updateMetadata(doc, metadata)]);
+      return listed as ListedDocument;
+    },
+
+    async setPersonalMetadata(caller: Caller, documentId: string, metadata: DocumentMetadata) {
+      access.requireUnrestricted(caller);
+      const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
+      if (!doc || doc.deleting_at) throw notFound('Document');
+      const [listed] = await present([await updateMetadata(doc, metadata)]);
+      return listed as ListedDocument;
     },
 
     async deletePersonal(caller: Caller, documentId: string): Promise<string> {

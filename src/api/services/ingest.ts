@@ -15,6 +15,7 @@ import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import { DEFAULT_CONFIG } from '#retrieval/config.ts';
+import type { DocumentMetadata } from '#retrieval/document-facets.ts';
 import { uploadTooLarge } from '../uploads/errors.ts';
 import type { FilePart } from '../uploads/multipart.ts';
 import { peek, sha256Passing, TooLarge } from '../uploads/streams.ts';
@@ -50,7 +51,12 @@ interface Target {
   collectionId: string | null;
   chunkSize: number;
   replaces?: string;
+  /** The replaced document's metadata, which a new version given none keeps. */
+  inherited?: DocumentMetadata;
 }
+
+/** An upload's file, with the metadata its form gave before the file (checked by the route). */
+export type UploadPart = FilePart & { metadata?: DocumentMetadata };
 
 /** What an ingest request answers: the job to watch, its document, and whether the bytes were already there. */
 export interface Accepted {
@@ -93,7 +99,7 @@ export function createIngestService(deps: IngestDeps) {
     // One being deleted is gone already.
     if (!old || old.deleting_at) throw notFound('Document to replace');
     if (await documents.hasWorkInProgress(old.id)) throw conflict(STILL_REPLACED);
-    return { ...target, replaces: old.id };
+    return { ...target, replaces: old.id, inherited: old.metadata };
   }
 
   /**
@@ -191,7 +197,7 @@ export function createIngestService(deps: IngestDeps) {
    * Sniffs the type, stores the original while hashing it, and queues its job, unless the namespace holds
    * the same bytes already (duplicateOf). The file's limits end it with a 413.
    */
-  async function storeUpload(caller: Caller, place: Target, file: FilePart): Promise<Accepted> {
+  async function storeUpload(caller: Caller, place: Target, file: UploadPart): Promise<Accepted> {
     const { head, complete, stream } = await peek(file.body, SNIFF_BYTES).catch(rethrowTooLarge);
     const detected = detectUploadType(file.filename, head, complete);
     if (!detected.ok) throw new DomainError('unsupported_type', detected.reason);
@@ -234,6 +240,7 @@ export function createIngestService(deps: IngestDeps) {
         storage_path: key,
         chunk_size: place.chunkSize,
         content_sha256: sha256,
+        metadata: file.metadata ?? place.inherited ?? {},
       };
       try {
         return await enqueue(caller, doc, place.replaces);
@@ -260,7 +267,7 @@ export function createIngestService(deps: IngestDeps) {
     async uploadFile(
       caller: Caller,
       collectionId: string | undefined,
-      open: () => Promise<FilePart>,
+      open: () => Promise<UploadPart>,
       replaces?: string,
     ): Promise<Accepted> {
       const { queue } = requireQueue();
@@ -276,7 +283,13 @@ export function createIngestService(deps: IngestDeps) {
     },
 
     /** A web page is fetched by the worker, so its bytes are not known here: URLs are never duplicates. */
-    async ingestUrl(caller: Caller, collectionId: string | undefined, url: string, replaces?: string): Promise<Accepted> {
+    async ingestUrl(
+      caller: Caller,
+      collectionId: string | undefined,
+      url: string,
+      replaces?: string,
+      metadata?: DocumentMetadata,
+    ): Promise<Accepted> {
       requireQueue();
       const place = await target(caller, collectionId, replaces);
       await requireQuota(caller);
@@ -298,6 +311,7 @@ export function createIngestService(deps: IngestDeps) {
           size_bytes: 0,
           storage_path: null,
           chunk_size: place.chunkSize,
+          metadata: metadata ?? place.inherited ?? {},
         },
         place.replaces,
       );

@@ -7,6 +7,8 @@ import { TooLarge } from './streams.ts';
 
 export interface FilePart {
   filename: string;
+  /** The text fields that came before the file, by name (they share MAX_UPLOAD_BYTES_BEFORE_FILE). */
+  fields: Record<string, string>;
   /** The file's bytes as they arrive; nothing past them is read. Errors with TooLarge past the file limit. */
   body: ReadableStream<Uint8Array>;
   /** The file's bytes passed on so far. */
@@ -68,6 +70,9 @@ async function findFilePart(reader: BodyReader, token: string, name: string): Pr
   // Where the queue's first byte sits in the body (the seed is not part of it).
   let offset = -CRLF.length;
   const noField = () => malformedUpload(`The form has no field named "${name}"`);
+  const fields: Record<string, string> = {};
+  // The field whose value runs up to the next delimiter.
+  let reading: string | undefined;
 
   const pull = async () => {
     const { done, value } = await reader.read();
@@ -94,7 +99,11 @@ async function findFilePart(reader: BodyReader, token: string, name: string): Pr
 
   for (;;) {
     // The next part: what came before its delimiter was another field's value.
-    consume(await find(delimiter, 0));
+    const valueEnd = await find(delimiter, 0);
+    if (reading !== undefined && !Object.hasOwn(fields, reading)) {
+      fields[reading] = decoder.decode(queue.view().subarray(0, valueEnd));
+    }
+    consume(valueEnd);
     while (queue.length < delimiter.length + CLOSE.length) await pull();
     if (queue.indexOf(CLOSE, delimiter.length) === delimiter.length) throw noField();
     const headerEnd = await find(HEADER_END, delimiter.length);
@@ -102,15 +111,19 @@ async function findFilePart(reader: BodyReader, token: string, name: string): Pr
     consume(headerEnd + HEADER_END.length);
     const disposition = /content-disposition:([^\r\n]*)/i.exec(headers)?.[1] ?? '';
     const fieldName = /\bname="([^"]*)"/i.exec(disposition)?.[1];
-    if (fieldName !== name) continue;
+    if (fieldName !== name) {
+      // Only plain fields are kept: a file part before the file is skipped, as before.
+      reading = fieldName !== undefined && !/\bfilename\*?=/i.test(disposition) ? fieldName : undefined;
+      continue;
+    }
     const filename = /\bfilename\*=UTF-8''([^;\r\n]+)/i.exec(disposition)?.[1] ?? /\bfilename="([^"]*)"/i.exec(disposition)?.[1];
     if (filename === undefined) throw malformedUpload(`The field "${name}" must be a file`);
-    return { filename: safeFilename(filename), ...partStream(reader, queue, delimiter) };
+    return { filename: safeFilename(filename), fields, ...partStream(reader, queue, delimiter) };
   }
 }
 
 /** Streams the bytes up to the next delimiter, holding back only what could be its start. */
-function partStream(reader: BodyReader, queue: ByteQueue, delimiter: Uint8Array): Omit<FilePart, 'filename'> {
+function partStream(reader: BodyReader, queue: ByteQueue, delimiter: Uint8Array): Omit<FilePart, 'filename' | 'fields'> {
   let size = 0;
   let overLimit = false;
   let discarded: Promise<void> | undefined;

@@ -26,6 +26,8 @@ export interface VectorQuery {
   mode?: 'hybrid' | 'dense' | 'sparse';
   /** How Upstash fuses a hybrid query; default RRF. */
   fusion?: 'RRF' | 'DBSF';
+  /** An Upstash metadata filter, written only by src/retrieval/filter.ts (never user text). */
+  filter?: string;
 }
 
 export interface VectorMatch {
@@ -44,6 +46,8 @@ export interface VectorStore {
    */
   query(namespace: string, request: VectorQuery): Promise<VectorMatch[]>;
   upsert<M extends Record<string, unknown>>(namespace: string, records: VectorRecord<M>[]): Promise<void>;
+  /** The stored records of these ids, with their vectors and metadata; ids not there are left out. */
+  fetch(namespace: string, ids: string[]): Promise<VectorRecord<Record<string, unknown>>[]>;
   delete(namespace: string, ids: string[]): Promise<void>;
   deleteNamespace(namespace: string): Promise<void>;
 }
@@ -80,6 +84,7 @@ export function createVectorStore(settings: VectorSettings): VectorStore {
           topK: request.topK,
           includeMetadata: true,
           includeVectors: request.includeVectors ?? false,
+          ...(request.filter ? { filter: request.filter } : {}),
         });
         return results.map((result) => ({
           id: String(result.id),
@@ -102,6 +107,26 @@ export function createVectorStore(settings: VectorSettings): VectorStore {
             })),
           );
         }
+      }),
+
+    fetch: (namespace, ids) =>
+      guard('fetch', async () => {
+        const found: VectorRecord<Record<string, unknown>>[] = [];
+        for (let i = 0; i < ids.length; i += BATCH) {
+          const page = await index
+            .namespace(namespace)
+            .fetch(ids.slice(i, i + BATCH), { includeVectors: true, includeMetadata: true });
+          for (const record of page) {
+            if (!record) continue;
+            found.push({
+              id: String(record.id),
+              ...(record.vector && record.vector.length > 0 ? { vector: record.vector } : {}),
+              sparseVector: record.sparseVector ?? { indices: [], values: [] },
+              metadata: (record.metadata ?? {}) as Record<string, unknown>,
+            });
+          }
+        }
+        return found;
       }),
 
     delete: (namespace, ids) =>

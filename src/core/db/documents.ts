@@ -26,12 +26,14 @@ export interface DocumentRow {
   chunk_count: number;
   /** Of an upload's bytes; one document per namespace holds given bytes. Null for URLs and re-chunk copies. */
   content_sha256: string | null;
+  /** What its owner attached (issue 22): flat, of strings, numbers, booleans and lists of strings; {} when none. */
+  metadata: Record<string, string | number | boolean | string[]>;
   /** Set when its deletion began: from then on it is not listed, searched or replaced, and a DELETE finishes it. */
   deleting_at: string | null;
   created_at: string;
 }
 
-export type NewDocument = Partial<Pick<DocumentRow, 'created_at' | 'content_sha256'>> &
+export type NewDocument = Partial<Pick<DocumentRow, 'created_at' | 'content_sha256' | 'metadata'>> &
   Pick<
     DocumentRow,
     | 'id'
@@ -149,6 +151,13 @@ export function createDocumentRepo(sql: Sql) {
       const rows = await sql<{ vector_id: string }[]>`
         select vector_id from document_chunks where document_id = ${documentId} order by chunk_index`;
       return rows.map((row) => row.vector_id);
+    },
+
+    /** Replaces its metadata and answers the row; undefined if it is gone or being deleted. */
+    async setMetadata(id: string, metadata: DocumentRow['metadata']): Promise<DocumentRow | undefined> {
+      const [row] = await sql<DocumentRow[]>`
+        update documents set metadata = ${sql.json(metadata)} where id = ${id} and deleting_at is null returning *`;
+      return row;
     },
 
     /** Chunk rows go with it by cascade. */

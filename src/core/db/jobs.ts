@@ -45,8 +45,10 @@ export function createJobRepo(sql: Sql) {
       doc: NewDocument,
       job: { id: string; user_id: string; collection_id: string | null; source: string; replaces_document_id?: string },
     ): Promise<void> {
+      // As jsonb: postgres.js would otherwise send the object as text.
+      const row = { ...doc, metadata: sql.json(doc.metadata ?? {}) };
       await sql`
-        with document as (insert into documents ${sql(doc)} returning id)
+        with document as (insert into documents ${sql(row)} returning id)
         insert into ingest_jobs (id, user_id, collection_id, document_id, source, replaces_document_id)
         values (${job.id}, ${job.user_id}, ${job.collection_id}, (select id from document), ${job.source},
                 ${job.replaces_document_id ?? null})`;

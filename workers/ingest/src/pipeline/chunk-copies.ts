@@ -1,6 +1,7 @@
 import type { VectorRecord } from '#core/adapters/vectors.ts';
 import type { ChunkRow } from '#core/db/ingest-pipeline.ts';
 import { type ContextSource, contextMetadata, type DocumentContext, documentContext } from '#retrieval/document-context.ts';
+import { documentFacets, type FacetSource } from '#retrieval/document-facets.ts';
 import { encodeDocument, type SparseVector } from '#retrieval/sparse.ts';
 import { indexedText, type VectorMetadata, vectorMetadata } from '#retrieval/vector-metadata.ts';
 import type { PipelineDeps } from './deps.ts';
@@ -74,7 +75,7 @@ export const indexable = (encoded: Encoded | undefined): encoded is Encoded =>
   encoded !== undefined && (encoded.vector !== undefined || encoded.sparse.indices.length > 0);
 
 export function vectorRecord(
-  doc: { id: string; name: string } & ContextSource,
+  doc: { id: string; name: string } & FacetSource & ContextSource,
   row: Omit<ChunkRow, 'text'> & { text: string | null },
   encoded: Encoded,
 ): VectorRecord<VectorMetadata> {
@@ -82,7 +83,7 @@ export function vectorRecord(
     id: row.vector_id,
     ...(encoded.vector ? { vector: encoded.vector } : {}),
     sparseVector: encoded.sparse,
-    metadata: { ...vectorMetadata(doc.id, doc.name, row), ...contextMetadata(documentContext(doc)) },
+    metadata: { ...vectorMetadata(doc.id, doc.name, row, documentFacets(doc)), ...contextMetadata(documentContext(doc)) },
   };
 }
 
@@ -92,7 +93,7 @@ export function vectorRecord(
  */
 export async function writeCopies(
   deps: PipelineDeps,
-  doc: { id: string; name: string } & ContextSource,
+  doc: { id: string; name: string } & FacetSource & ContextSource,
   namespace: string,
   range: { from: number; to: number },
   originals: Map<number, { row: ChunkRow; encoded: Encoded | undefined }>,
