@@ -1,0 +1,158 @@
+/**
+ * Long real documents: twelve SEC 10-Q reports of three companies (bench/long-documents/manifest.json), each
+ * uploaded through `POST /ingest/` on the local stack (devstack and both workers, as bench/ingest.ts runs them),
+ * then every question of bench/long-documents/questions.json asked through `POST /query/search` (top_k 5).
+ * Scored per question: the report it names is among the 5 sources (doc@5), and one of those 5, from that
+ * report, holds the figure that answers it (figure@5). See docs/benchmarks.md, "Issue 22: long documents".
+ *
+ *   npx tsx bench/long-documents.ts [--label after] [--search '{"rerank":true}'] [--out FILE]
+ *
+ * The PDFs are not in the repository: put them in .data/long-documents/ (their source repository, path, commit
+ * and SHA-256 are in the manifest; each is checked before the run).
+ * --label   names the run in its output (e.g. "before" when run on a tree without document context)
+ * --search  JSON merged into every search request, e.g. a reranking switch
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { log } from './format.ts';
+import { createCollection, ingestAll, startBenchStack } from './ingest-e2e.ts';
+import { loadFigures, machine } from './machine.ts';
+import { User } from './retrieval-user.ts';
+import { median, percentile } from './stats.ts';
+
+interface Manifest {
+  files: { name: string; repo: string; path: string; commit: string; sha256: string }[];
+}
+interface Question {
+  question: string;
+  document: string;
+  figure: string;
+}
+interface Source {
+  source: string;
+  text: string;
+}
+
+const { values: flags } = parseArgs({
+  options: {
+    label: { type: 'string', default: 'run' },
+    search: { type: 'string', default: '{}' },
+    out: { type: 'string' },
+    data: { type: 'string', default: '.data/long-documents' },
+  },
+});
+const here = join(import.meta.dirname, 'long-documents');
+const manifest = JSON.parse(readFileSync(join(here, 'manifest.json'), 'utf8')) as Manifest;
+const { questions } = JSON.parse(readFileSync(join(here, 'questions.json'), 'utf8')) as { questions: Question[] };
+const extra = JSON.parse(flags.search as string) as Record<string, unknown>;
+
+function readFiles() {
+  return manifest.files.map((file) => {
+    const path = join(flags.data as string, file.name);
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(readFileSync(path));
+    } catch {
+      throw new Error(`${path} is missing: it is ${file.path} of github.com/${file.repo} at ${file.commit}`);
+    }
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    if (sha !== file.sha256) throw new Error(`${path}: SHA-256 ${sha}, the manifest says ${file.sha256}`);
+    return { name: file.name, bytes };
+  });
+}
+
+/** The figure as a number of its own: "680" is not in "1,680" nor in "680.5". */
+function holdsFigure(text: string, figure: string): boolean {
+  const escaped = figure.replace(/[.,$()]/gu, (c) => `\\${c}`);
+  return new RegExp(`(?<![\\d,.])${escaped}(?![\\d]|[,.]\\d)`, 'u').test(text);
+}
+
+/**
+ * One search, timed; a 5xx or 429 (a worker starved on a loaded machine) is tried again, up to three times, and
+ * the time is the attempt that answered.
+ */
+async function search(user: User, body: Record<string, unknown>): Promise<{ response: Response; ms: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now();
+    const response = await user.call('/query/search', { method: 'POST', json: body });
+    const ms = performance.now() - started;
+    if (response.ok || attempt === 3 || (response.status < 500 && response.status !== 429)) return { response, ms };
+    log(`  search answered ${response.status} (${(await response.text()).slice(0, 200)}); trying again`);
+    await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));
+  }
+}
+
+async function main() {
+  const files = readFiles();
+  const { cores, cpu, memGiB, node } = machine();
+  const loadStart = loadFigures();
+  log(`machine: ${cores} cores, ${cpu}, ${memGiB.toFixed(1)} GiB, Node ${node}, load ${loadStart.join(' ')}`);
+  const stack = await startBenchStack();
+  try {
+    log(`stack up: embeddings ${stack.embeddings}`);
+    const user = new User(stack);
+    await user.signUpAsAdmin();
+    const collectionId = await createCollection(stack, user.token, `long-documents-${flags.label}`);
+    const ingest = await ingestAll(stack, user.token, collectionId, files, { pollMs: 500, timeoutMs: 3_600_000 });
+    const chunks = ingest.files.reduce((n, f) => n + f.job.chunks_total, 0);
+    log(`ingested ${files.length} reports, ${chunks} chunks, in ${(ingest.wallMs / 1000).toFixed(0)} s`);
+    for (const f of ingest.files)
+      if (f.job.status !== 'succeeded') log(`  ${f.name}: ${f.job.status} ${f.job.error_message ?? ''}`);
+
+    const rows: { question: string; document: string; docAt5: boolean; figureAt5: boolean; ms: number; top: string[] }[] = [];
+    for (const q of questions) {
+      const { response, ms } = await search(user, { question: q.question, collection_id: collectionId, top_k: 5, ...extra });
+      if ((rows.length + 1) % 12 === 0) log(`  ${rows.length + 1}/${questions.length} questions asked`);
+      if (!response.ok) throw new Error(`search failed: ${response.status} ${await response.text()}`);
+      const { sources } = (await response.json()) as { sources: Source[] };
+      const top = sources.slice(0, 5);
+      const own = top.filter((s) => s.source === q.document);
+      rows.push({
+        question: q.question,
+        document: q.document,
+        docAt5: own.length > 0,
+        figureAt5: own.some((s) => holdsFigure(s.text, q.figure)),
+        ms,
+        top: top.map((s) => s.source),
+      });
+    }
+    const share = (pick: (r: (typeof rows)[number]) => boolean) => rows.filter(pick).length / rows.length;
+    const ms = rows.map((r) => r.ms);
+    const result = {
+      label: flags.label,
+      date: new Date().toISOString(),
+      machine: { cores, cpu, memGiB: Number(memGiB.toFixed(1)), node },
+      loadavg: { start: loadStart, end: loadFigures() },
+      embeddings: stack.embeddings,
+      search: extra,
+      reports: files.length,
+      chunks,
+      ingestSeconds: Math.round(ingest.wallMs / 1000),
+      questions: rows.length,
+      docAt5: share((r) => r.docAt5),
+      figureAt5: share((r) => r.figureAt5),
+      searchMs: { p50: Math.round(median(ms)), p99: Math.round(percentile(ms, 99)) },
+      rows,
+    };
+    for (const r of rows) {
+      if (!r.figureAt5) log(`  miss${r.docAt5 ? ' (figure)' : ''}: ${r.question} -> ${r.top.join(' | ')}`);
+    }
+    log(
+      `${flags.label}: doc@5 ${result.docAt5.toFixed(3)}, figure@5 ${result.figureAt5.toFixed(3)} over ${rows.length} questions; ` +
+        `search p50 ${result.searchMs.p50} ms, p99 ${result.searchMs.p99} ms; load ${result.loadavg.end.join(' ')}`,
+    );
+    const out = flags.out ?? join(flags.data as string, `results-${flags.label}.json`);
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    log(`written: ${out}`);
+  } catch (error) {
+    // Said before the stack stops: stopping it may take the process down with it.
+    log(`failed: ${error instanceof Error ? error.stack : String(error)}`);
+    throw error;
+  } finally {
+    await stack.stop();
+  }
+}
+
+await main();
