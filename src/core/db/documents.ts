@@ -118,7 +118,7 @@ export function createDocumentRepo(sql: Sql) {
       return sql<DocumentRow[]>`
         select d.* from documents d
          where d.collection_id = ${collectionId} and d.storage_path is not null
-           and (d.chunk_size <> ${chunkSize} or not d.context_read)
+           and (d.chunk_size <> ${chunkSize} or (not d.context_read and d.chunk_count > 0))
            and d.deleting_at is null
            and not exists (select 1 from ingest_jobs j
                             where (j.document_id = d.id or j.replaces_document_id = d.id)
