@@ -21,8 +21,9 @@ export interface ModelOptions {
   apiKey: string;
   /**
    * Embedding model: a local directory with an ONNX sentence-embedding model (transformers.js layout), or a hub
-   * id. Null/undefined → the first model directory under shared/weights if there is one, else the default hub id
-   * `Xenova/all-MiniLM-L6-v2` when it is in cacheDir (or may be downloaded there, see allowDownload).
+   * id, or a folder name of shared/weights. Null/undefined → shared/weights/bge-small-en-v1.5, else the first model
+   * directory there, else the default hub id `Xenova/bge-small-en-v1.5` when it is in cacheDir (or may be downloaded
+   * there, see allowDownload).
    */
   embeddingModel?: string | null;
   /** Models and Tesseract's unpacked language data live here, e.g. .data/models. */
