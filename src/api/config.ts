@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { blankIsUnset, optionalUrl, parseSettings, roleEndpoint, SharedSettings } from '#core/config.ts';
 import { parseFusion } from '#retrieval/fusion.ts';
+import { DEFAULT_RERANK_BUDGET_MS } from '#retrieval/rerank.ts';
 
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 export const ConfigSchema = z.object({
@@ -10,6 +11,14 @@ export const ConfigSchema = z.object({
   /** The model that writes answers, through the OpenAI-compatible provider. */
   CHAT_MODEL: z.string().min(1).default('gpt-4o-mini'),
   ...roleEndpoint('CHAT'),
+  /**
+   * The reranking model, through Cohere's rerank API (@ai-sdk/cohere); its endpoint is RERANK_BASE_URL, else
+   * OPENAI_BASE_URL, else Cohere's. Unset: no reranking, and a request that asks for it is told so (src/retrieval/rerank.ts).
+   */
+  RERANK_MODEL: z.preprocess(blankIsUnset, z.string().optional()),
+  ...roleEndpoint('RERANK'),
+  /** How long a question waits for the reranker before it goes on with the fused order. */
+  RERANK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_RERANK_BUDGET_MS),
   /** How dense and sparse results are combined (src/retrieval/fusion.ts); ignored without an embedding model. */
   RETRIEVAL_FUSION: z
     .string()

@@ -17,11 +17,19 @@ export interface AskInput {
   collectionIds: readonly string[];
   sessionId?: string;
   topK: number;
+  /** Rerank for this question; unset: as the collections say (rerank.ts). */
+  rerank?: boolean;
 }
 
 /** The contract's events, in order: metadata, a token per text delta, then done, or error if generation failed. */
 export type AnswerEvent =
-  | { type: 'metadata'; passages: RetrievedPassage[]; embeddingLatencyMs: number; retrievalLatencyMs: number }
+  | {
+      type: 'metadata';
+      passages: RetrievedPassage[];
+      embeddingLatencyMs: number;
+      retrievalLatencyMs: number;
+      rerank: Retrieval['rerank'];
+    }
   | { type: 'token'; token: string }
   | { type: 'done'; generationLatencyMs: number; timeToFirstTokenMs: number }
   /** `message` is the contract's; `cause` is for the log, never for the client. */
@@ -80,8 +88,8 @@ export function createAnswerService(deps: {
       let firstToken: number | null = null;
       let generationMs: number | undefined;
       try {
-        const { passages, embeddingLatencyMs, retrievalLatencyMs } = found;
-        yield { type: 'metadata', passages, embeddingLatencyMs, retrievalLatencyMs };
+        const { passages, embeddingLatencyMs, retrievalLatencyMs, rerank } = found;
+        yield { type: 'metadata', passages, embeddingLatencyMs, retrievalLatencyMs, rerank };
         started = performance.now();
         let failed = false;
         try {
@@ -147,6 +155,7 @@ export function createAnswerService(deps: {
           totalLatencyMs: Math.round(performance.now() - startedAt),
           embeddingLatencyMs: found.embeddingLatencyMs,
           retrievalLatencyMs: found.retrievalLatencyMs,
+          rerankLatencyMs: found.rerank.latencyMs,
           generationLatencyMs: Math.round(outcome.generationMs),
           timeToFirstTokenMs: outcome.timeToFirstTokenMs === null ? null : Math.round(outcome.timeToFirstTokenMs),
           engine: models.engine,

@@ -6,10 +6,10 @@ import type { RetrievalStrategy } from './config.ts';
 import { searchQuery, type Turn } from './conversation.ts';
 import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
 import { queryEmbeddingText } from './query-instruction.ts';
+import { chooseAfterRerank, DEFAULT_RERANK_BUDGET_MS, type RerankOutcome, rerankCandidates, rerankRequestFor } from './rerank.ts';
 import { collectionOf, type RetrievalScope, resolveScope, type SearchAccess } from './scopes.ts';
 import type { SparseVector } from './sparse.ts';
 import {
-  applyStrategy,
   type Candidate,
   candidatePoolSize,
   DEFAULT_MMR_LAMBDA,
@@ -33,6 +33,8 @@ export interface RetrievedPassage extends PassageLocation {
   score: number;
   chunkType: 'text' | 'image_description';
   imageUrl: string | null;
+  /** The reranker's score in (0, 1); null when the passage was not reranked. */
+  rerankScore: number | null;
   /** The collection it was found in; null for the personal space. */
   collectionId: string | null;
 }
@@ -51,6 +53,7 @@ export const passageJson = (passage: RetrievedPassage) => ({
   document_id: passage.documentId,
   page: passage.page,
   heading: passage.heading,
+  rerank_score: passage.rerankScore,
   collection_id: passage.collectionId,
 });
 
@@ -59,6 +62,7 @@ export const storedSource = (stored: unknown) => ({
   document_id: null,
   page: null,
   heading: null,
+  rerank_score: null,
   collection_id: null,
   ...(stored as Record<string, unknown>),
 });
@@ -67,6 +71,8 @@ export interface Retrieval {
   passages: RetrievedPassage[];
   embeddingLatencyMs: number;
   retrievalLatencyMs: number;
+  /** Whether the candidates were reranked, or why not; its time is not in retrievalLatencyMs. */
+  rerank: RerankOutcome;
   strategy: RetrievalStrategy;
   topK: number;
 }
@@ -77,6 +83,8 @@ export interface RetrievalDeps extends Pick<Adapters, 'vectors' | 'models' | 'st
   fusion: Fusion;
   /** Put before each question when it is embedded (query-instruction.ts); passages are embedded bare. */
   queryPrefix?: string;
+  /** How long a question waits for the reranker (rerank.ts); DEFAULT_RERANK_BUDGET_MS when unset. */
+  rerankBudgetMs?: number;
   /** The threshold strategy's default cut-off for dense scores, the embedding model's (dense-cutoff.ts). */
   denseCutoff?: number;
 }
@@ -183,7 +191,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
    */
   async function search(
     scope: RetrievalScope,
-    input: { question: string; topK: number; turns?: readonly Turn[] },
+    input: { question: string; topK: number; turns?: readonly Turn[]; rerank?: boolean },
   ): Promise<Retrieval> {
     const { strategy } = scope;
     const plan = strategyFor(strategy, deps.denseCutoff);
@@ -194,20 +202,24 @@ export function createRetrievalService(deps: RetrievalDeps) {
     const vector = dense && models.embed ? (await models.embed([embedded]))[0] : undefined;
     const embeddingMs = performance.now() - embeddingStarted;
 
+    const reranking = rerankRequestFor(scope.collections, input.rerank);
     const retrievalStarted = performance.now();
     const { found, mode, evidence } = await withoutDeleted(
       await candidatesIn(
         scope.namespaces.map((n) => n.namespace),
         { vector, sparse: query.sparse },
-        candidatePoolSize(plan, input.topK),
+        Math.max(candidatePoolSize(plan, input.topK), reranking.enabled ? reranking.candidates : 0),
         { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
       ),
     );
     const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
-    const chosen = applyStrategy(found, plan, input.topK, mode, { denseWeight, evidence });
+    const reranked = await rerankCandidates(models.rerank, query.text, found, reranking, {
+      budgetMs: deps.rerankBudgetMs ?? DEFAULT_RERANK_BUDGET_MS,
+    });
+    const chosen = chooseAfterRerank(found, reranked, plan, input.topK, mode, { denseWeight, evidence });
     const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
     const imageUrls = await store.signedUrls(imagePaths, IMAGE_URL_SECONDS);
-    const retrievalMs = performance.now() - retrievalStarted;
+    const retrievalMs = performance.now() - retrievalStarted - (reranked.outcome.latencyMs ?? 0);
 
     return {
       passages: chosen.map((c) => ({
@@ -218,10 +230,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
         chunkType: c.metadata.chunk_type === 'image_description' ? 'image_description' : 'text',
         imageUrl: typeof c.metadata.image_path === 'string' ? (imageUrls.get(c.metadata.image_path) ?? null) : null,
         ...locationOf(c.metadata),
+        rerankScore: reranked.scores.get(c.id) ?? null,
         collectionId: collectionOf(scope, c.namespace),
       })),
       embeddingLatencyMs: Math.round(embeddingMs),
       retrievalLatencyMs: Math.round(retrievalMs),
+      rerank: reranked.outcome,
       strategy,
       topK: input.topK,
     };
@@ -233,7 +247,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     /** `collectionIds`: the collections to search, none for the caller's personal space. */
     async retrieve(
       caller: Caller,
-      input: { question: string; collectionIds: readonly string[]; topK: number },
+      input: { question: string; collectionIds: readonly string[]; topK: number; rerank?: boolean },
     ): Promise<Retrieval> {
       return search(await scope(caller, input.collectionIds), input);
     },

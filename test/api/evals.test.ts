@@ -39,6 +39,7 @@ function evaluation(
     total_latency_ms: 1500,
     embedding_latency_ms: 40,
     retrieval_latency_ms: 120,
+    rerank_latency_ms: 640,
     generation_latency_ms: 1300,
     time_to_first_token_ms: 380,
     engine: JUDGE,

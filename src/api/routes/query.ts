@@ -36,7 +36,7 @@ Then \`text/event-stream\`, each event an \`event:\` line naming it, one \`data:
 as \`{event, data}\` with \`data\` parsed, each is a \`QueryEvent\` (the 200 response's \`x-sse-event\`), with its payload a
 component of its own:
 
-1. \`event: metadata\` — \`QueryMetadataEvent\`, \`{sources, embedding_latency_ms, retrieval_latency_ms}\`, before any token;
+1. \`event: metadata\` — \`QueryMetadataEvent\`, \`{sources, embedding_latency_ms, retrieval_latency_ms, rerank}\`, before any token;
 2. \`event: token\` — \`QueryTokenEvent\`, \`{token}\`, one per text delta of the model;
 3. \`event: done\` — \`QueryDoneEvent\`, \`{generation_latency_ms, time_to_first_token_ms}\`, both timed from the start of
    generation (just before the model is called, after \`metadata\`), so they leave out auth and retrieval;
@@ -76,6 +76,7 @@ export function registerQueryRoutes(app: App) {
         collectionIds: askedCollections(body),
         sessionId: body.session_id || undefined,
         topK: body.top_k,
+        rerank: body.rerank,
       },
       { signal: gone.signal },
     );
@@ -108,6 +109,7 @@ export function registerQueryRoutes(app: App) {
       question: body.question,
       collectionIds: askedCollections(body),
       topK: body.top_k,
+      rerank: body.rerank,
     });
     return c.json(retrievalJson(found), 200);
   });
@@ -117,11 +119,18 @@ function retrievalJson({
   passages,
   embeddingLatencyMs,
   retrievalLatencyMs,
-}: Pick<Retrieval, 'passages' | 'embeddingLatencyMs' | 'retrievalLatencyMs'>) {
+  rerank,
+}: Pick<Retrieval, 'passages' | 'embeddingLatencyMs' | 'retrievalLatencyMs' | 'rerank'>) {
   return {
     sources: passages.map(passageJson),
     embedding_latency_ms: embeddingLatencyMs,
     retrieval_latency_ms: retrievalLatencyMs,
+    rerank: {
+      applied: rerank.applied,
+      reason: rerank.applied ? null : rerank.reason,
+      candidates: rerank.applied ? rerank.candidates : null,
+      latency_ms: rerank.latencyMs,
+    },
   };
 }
 

@@ -50,6 +50,14 @@ export const SourceSchema = z
         'The heading path in effect where the passage starts, outermost first, joined with " > "; null where the document has none.',
       example: 'Results > Adverse events',
     }),
+    rerank_score: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          'The reranker’s relevance score, 0–1, when the passage was reranked (see `rerank`); null otherwise, and in ' +
+          'answers recorded before this field existed. `score` stays the index’s fused score.',
+      }),
   })
   .openapi('Source');
 

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
-import { RETRIEVAL_STRATEGIES } from '#retrieval/config.ts';
+import { DEFAULT_CONFIG, RETRIEVAL_STRATEGIES } from '#retrieval/config.ts';
+import { MAX_RERANK_CANDIDATES } from '#retrieval/rerank.ts';
 import { CollectionParams, Id, optionalPageQuery, Permission, pathParam, Timestamp, text } from './common.ts';
 import { FilterQueryParam, MetadataSchema } from './metadata.ts';
 
@@ -13,9 +14,33 @@ export const RetrievalConfigSchema = z
       .max(MAX_CHUNK_SIZE)
       .openapi({ description: 'Characters per chunk', example: 1000 }),
     retrieval_strategy: z.enum(RETRIEVAL_STRATEGIES).openapi({ example: 'similarity' }),
+    rerank: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Rerank the best fused candidates with the reranking model (RERANK_MODEL) before the strategy (MMR, the threshold) ' +
+          `applies; a request's \`rerank\` overrides it. Default ${DEFAULT_CONFIG.rerank}: on the measured sets the shipped ` +
+          'cross-encoder did not rank better than fusion (README, "Reranking").',
+        example: false,
+      }),
+    rerank_candidates: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RERANK_CANDIDATES)
+      .optional()
+      .openapi({
+        description:
+          `How many of the best fused candidates are reranked, 1–${MAX_RERANK_CANDIDATES} (default ${DEFAULT_CONFIG.rerank_candidates}); ` +
+          'each costs reranking time. When it exceeds top_k the reranker can bring a passage up from below the top_k.',
+        example: DEFAULT_CONFIG.rerank_candidates,
+      }),
   })
   .strict()
-  .openapi('RetrievalConfig', { description: 'The stored config merged over the defaults (1000, `similarity`).' });
+  .openapi('RetrievalConfig', {
+    description: `The stored config merged over the defaults (1000, \`similarity\`, rerank ${DEFAULT_CONFIG.rerank}, ${DEFAULT_CONFIG.rerank_candidates} candidates).`,
+  });
 
 export const CollectionSchema = z
   .object({

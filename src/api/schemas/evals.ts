@@ -27,6 +27,9 @@ export const EvaluationSchema = z
     total_latency_ms: Millis,
     embedding_latency_ms: Millis.openapi({ description: 'Embedding the question; 0 when retrieval was sparse only' }),
     retrieval_latency_ms: Millis,
+    rerank_latency_ms: Millis.nullable().openapi({
+      description: 'Waiting for the reranker, apart from retrieval; null when the question was not reranked',
+    }),
     generation_latency_ms: Millis.nullable().openapi({ description: 'Null when generation failed' }),
     time_to_first_token_ms: Millis.nullable().openapi({ description: 'Null when no token was generated' }),
     engine: z.string().openapi({ description: 'The answer engine: provider and model', example: 'openai:gpt-4o-mini' }),

@@ -8,6 +8,16 @@ const asked = {
   question: text({ min: 1, max: 5000, multiline: true }).openapi({ example: 'How does a tidal barrage work?' }),
   collection_id: OptionalCollectionId,
   collection_ids: CollectionIds,
+  rerank: z
+    .boolean()
+    .optional()
+    .openapi({
+      description:
+        'Rerank the best fused candidates with the reranking model (RERANK_MODEL) before the strategy picks the sources: ' +
+        '`true` or `false` for this request; unset: as the collection’s config says (`rerank`, off by default). ' +
+        'A reranker that is not configured, fails or takes longer than its time budget never fails the request: ' +
+        'the sources keep the fused order, and `rerank.applied` is false with the reason.',
+    }),
 };
 const topK = (does: string) =>
   z
@@ -23,11 +33,26 @@ export const SearchRequestSchema = z
   .superRefine(oneScope)
   .openapi('SearchRequest');
 
+export const RerankInfoSchema = z
+  .object({
+    applied: z.boolean().openapi({ description: 'Whether the sources are in the reranker’s order' }),
+    reason: z.string().nullable().openapi({
+      description: 'Why not, when not applied: `off`, no reranking model configured, it failed, or it took too long',
+      example: 'off',
+    }),
+    candidates: z.number().int().nullable().openapi({ description: 'How many of the best fused candidates were reranked' }),
+    latency_ms: z.number().int().nullable().openapi({
+      description: 'Time spent waiting for the reranker; null when it was not asked. Not part of `retrieval_latency_ms`.',
+    }),
+  })
+  .openapi('RerankInfo');
+
 export const SearchResponseSchema = z
   .object({
     sources: z.array(SourceSchema),
     embedding_latency_ms: z.number().int().openapi({ description: '0 when no dense embedding model is configured' }),
     retrieval_latency_ms: z.number().int(),
+    rerank: RerankInfoSchema,
   })
   .openapi('SearchResponse');
 

@@ -22,7 +22,8 @@ export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 
       return { ...DEFAULT_CONFIG, ...collection.config } as RetrievalConfig;
     },
 
-    async putConfig(caller: Caller, collectionId: string, config: RetrievalConfig): Promise<RetrievalConfig> {
+    /** Settings the body leaves out (the reranking ones are optional) take their defaults. */
+    async putConfig(caller: Caller, collectionId: string, config: Partial<RetrievalConfig>): Promise<RetrievalConfig> {
       await access.requireAdmin(caller, collectionId);
       const stored = await collections.replaceConfig(collectionId, { ...config });
       if (!stored) throw notFound('Collection');

@@ -62,6 +62,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const retrieval = createRetrievalService({
     ...deps,
     fusion: config.RETRIEVAL_FUSION,
+    rerankBudgetMs: config.RERANK_TIMEOUT_MS,
     queryPrefix: queryPrefixFor(config.EMBEDDING_MODEL, config.EMBEDDING_QUERY_PREFIX),
     denseCutoff: denseCutoffFor(config.EMBEDDING_MODEL),
   });

@@ -15,6 +15,7 @@ export interface EvaluationRow {
   total_latency_ms: number;
   embedding_latency_ms: number;
   retrieval_latency_ms: number;
+  rerank_latency_ms: number | null;
   generation_latency_ms: number | null;
   time_to_first_token_ms: number | null;
   engine: string;
@@ -83,7 +84,7 @@ export function createEvaluationRepo(sql: Sql) {
     list(collectionId: string, viewer: EvaluationViewer, page: { limit: number; offset: number }): Promise<EvaluationRow[]> {
       return sql<EvaluationRow[]>`
         select id, question, answer, faithfulness_score, context_relevance_score, citation_support_score,
-               total_latency_ms, embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
+               total_latency_ms, embedding_latency_ms, retrieval_latency_ms, rerank_latency_ms, generation_latency_ms,
                time_to_first_token_ms, engine, retrieval_strategy, top_k,
                to_jsonb(case when cardinality(collection_ids) = 0 then array[collection_id] else collection_ids end) as collection_ids,
                scorer, scorer_error, created_at

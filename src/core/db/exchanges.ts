@@ -13,6 +13,8 @@ export interface Exchange {
   totalLatencyMs: number;
   embeddingLatencyMs: number;
   retrievalLatencyMs: number;
+  /** Time spent waiting for the reranker; null when it was not asked. */
+  rerankLatencyMs: number | null;
   generationLatencyMs: number | null;
   timeToFirstTokenMs: number | null;
   engine: string;
@@ -63,11 +65,11 @@ async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: st
   const evaluationId = crypto.randomUUID();
   await sql`
     insert into evaluations (id, collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
-                             embedding_latency_ms, retrieval_latency_ms, generation_latency_ms,
+                             embedding_latency_ms, retrieval_latency_ms, rerank_latency_ms, generation_latency_ms,
                              time_to_first_token_ms, engine, retrieval_strategy, top_k, collection_ids)
     values (${evaluationId}, ${exchange.collectionId}, ${exchange.userId}, ${sessionId}, ${exchange.question},
             ${exchange.answer}, ${sql.json(exchange.sources as never)}, ${exchange.totalLatencyMs},
-            ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.generationLatencyMs},
+            ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.rerankLatencyMs}, ${exchange.generationLatencyMs},
             ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK},
             ${uuidArray(exchange.collectionIds)}::uuid[])`;
   return evaluationId;
