@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModels } from '#core/adapters/models.ts';
 import { DEFAULT_RERANK_MODEL } from '../../devstack/models/rerank-handler.ts';
 import { createModelServer, defaultSharedModelsDir, type ModelServer } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { createModels } from '../../src/core/adapters/models.ts';
 
 // The devstack's POST /openai/v1/rerank with the shipped cross-encoder, spoken to as the API does: the AI SDK's
 // rerank() through @ai-sdk/cohere (src/core/adapters/models.ts).
