@@ -6,7 +6,8 @@ import { DEFAULT_SCORE_THRESHOLD } from './strategies.ts';
  * unrelated text of one field well above 0.3 in cosine, where all-MiniLM-L6-v2 and OpenAI's models keep it below.
  *
  * Measured with the model card's instruction before the question, on the first 100 SciFact training claims
- * against their judged abstract and an unrelated one (scores as Upstash reports them):
+ * against their judged abstract and an unrelated one, scores as Upstash reports them
+ * (`npx tsx bench/embedding-scores.ts --model <name>`):
  *
  * | model | relevant p10 / p50 | unrelated p50 / p90 / max |
  * |---|---|---|
