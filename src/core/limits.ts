@@ -91,6 +91,13 @@ export const INGEST_PARALLELISM_PER_USER = 4;
  * bases at about this; a question that needs more belongs in fewer, larger collections.
  */
 export const MAX_QUERY_COLLECTIONS = 10;
+
+/**
+ * A document's metadata (issue 22): a flat object of strings, numbers, booleans and lists of strings,
+ * copied onto every vector of the document, so each byte of it is stored once per chunk. Keys are plain
+ * identifiers, so that a key can never carry filter syntax. Nested objects are refused: depth 1.
+ */
+export const MAX_METADATA_KEYS = 32;
 export const MAX_METADATA_KEY_LENGTH = 64;
 export const MAX_METADATA_STRING_LENGTH = 512;
 export const MAX_METADATA_LIST_ITEMS = 32;

@@ -8,6 +8,7 @@ import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
 import { HISTORY_TURNS, type HistoryMessage, historyMessages, turnsOf } from './conversation.ts';
+import type { FilterNode } from './filter.ts';
 import { passageJson, type Retrieval, type RetrievalService, type RetrievedPassage } from './retrieval.ts';
 import { recordedScope } from './scopes.ts';
 
@@ -19,6 +20,8 @@ export interface AskInput {
   topK: number;
   /** Rerank for this question; unset: as the collections say (rerank.ts). */
   rerank?: boolean;
+  /** Only passages of the documents it selects (filter.ts). */
+  filter?: FilterNode;
 }
 
 /** The contract's events, in order: metadata, a token per text delta, then done, or error if generation failed. */

@@ -4,6 +4,7 @@ import type { DocumentRepo } from '#core/db/documents.ts';
 import { fuseAcross, type NamespaceLists } from './across-namespaces.ts';
 import type { RetrievalStrategy } from './config.ts';
 import { searchQuery, type Turn } from './conversation.ts';
+import { type FilterNode, toUpstashFilter } from './filter.ts';
 import { convexFuse, distributionFuse, type Fusion } from './fusion.ts';
 import { queryEmbeddingText } from './query-instruction.ts';
 import { chooseAfterRerank, DEFAULT_RERANK_BUDGET_MS, type RerankOutcome, rerankCandidates, rerankRequestFor } from './rerank.ts';
@@ -102,7 +103,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     namespace: string,
     query: { vector?: number[]; sparse: SparseVector },
     pool: number,
-    options: { includeVectors: boolean; evidence: boolean },
+    options: { includeVectors: boolean; evidence: boolean; filter?: string },
   ): Promise<{ found: Candidate[]; mode: QueryMode; evidence?: Evidence }> {
     const base = baseRequest(query, pool, options);
     if (!query.vector) return { found: await vectors.query(namespace, base), mode: 'sparse' };
@@ -132,8 +133,13 @@ export function createRetrievalService(deps: RetrievalDeps) {
   }
 
   /** What every query of a question sends, whichever list it asks for. */
-  function baseRequest(query: { sparse: SparseVector }, pool: number, options: { includeVectors: boolean }) {
-    return { sparseVector: query.sparse, topK: pool, includeVectors: options.includeVectors };
+  function baseRequest(query: { sparse: SparseVector }, pool: number, options: { includeVectors: boolean; filter?: string }) {
+    return {
+      sparseVector: query.sparse,
+      topK: pool,
+      includeVectors: options.includeVectors,
+      ...(options.filter ? { filter: options.filter } : {}),
+    };
   }
 
   /**
@@ -144,7 +150,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     namespaces: readonly string[],
     query: { vector?: number[]; sparse: SparseVector },
     pool: number,
-    options: { includeVectors: boolean; evidence: boolean },
+    options: { includeVectors: boolean; evidence: boolean; filter?: string },
   ): Promise<{ found: Candidate[]; mode: QueryMode; evidence?: Evidence }> {
     const [only] = namespaces;
     if (only !== undefined && namespaces.length === 1) return candidates(only, query, pool, options);
@@ -191,7 +197,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
    */
   async function search(
     scope: RetrievalScope,
-    input: { question: string; topK: number; turns?: readonly Turn[]; rerank?: boolean },
+    input: { question: string; topK: number; turns?: readonly Turn[]; rerank?: boolean; filter?: FilterNode },
   ): Promise<Retrieval> {
     const { strategy } = scope;
     const plan = strategyFor(strategy, deps.denseCutoff);
@@ -209,7 +215,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
         scope.namespaces.map((n) => n.namespace),
         { vector, sparse: query.sparse },
         Math.max(candidatePoolSize(plan, input.topK), reranking.enabled ? reranking.candidates : 0),
-        { includeVectors: plan.kind === 'mmr', evidence: plan.kind === 'threshold' },
+        {
+          includeVectors: plan.kind === 'mmr',
+          evidence: plan.kind === 'threshold',
+          // Every list of every namespace is filtered by the index itself, before its topK.
+          filter: input.filter && toUpstashFilter(input.filter),
+        },
       ),
     );
     const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
@@ -247,7 +258,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     /** `collectionIds`: the collections to search, none for the caller's personal space. */
     async retrieve(
       caller: Caller,
-      input: { question: string; collectionIds: readonly string[]; topK: number; rerank?: boolean },
+      input: { question: string; collectionIds: readonly string[]; topK: number; rerank?: boolean; filter?: FilterNode },
     ): Promise<Retrieval> {
       return search(await scope(caller, input.collectionIds), input);
     },

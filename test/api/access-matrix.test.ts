@@ -82,6 +82,14 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('rechunk', 'POST /collections/{collection}/rechunk', inCollection('bearer'), adminOnly),
   endpoint('list documents', 'GET /collections/{collection}/documents', inCollection('collections:read'), participants),
   endpoint('delete document', 'DELETE /collections/{collection}/documents/{document}', inCollection('ingest', true), ownerOnly),
+  // The fixture's document is still being ingested: the owner passes every check and gets the 409 that says so.
+  endpoint(
+    'patch document',
+    'PATCH /collections/{collection}/documents/{document}',
+    inCollection('ingest'),
+    { ...ownerOnly, owner: 409 },
+    { metadata: { label: 'x' } },
+  ),
   endpoint('upload file', 'POST /ingest/?collection_id={collection}', { ...inCollection('ingest'), upload: true }, ingesters),
   endpoint('ingest url', 'POST /ingest/url', inCollection('ingest'), ingesters, {
     url: '{pages}/article.html',
@@ -96,6 +104,13 @@ const ENDPOINTS: Endpoint[] = [
     'DELETE /ingest/documents/{personalDocument}',
     { scope: 'ingest', place: 'personal', consumes: true },
     ownerThing,
+  ),
+  endpoint(
+    'patch personal document',
+    'PATCH /ingest/documents/{personalDocument}',
+    { scope: 'ingest', place: 'personal' },
+    { ...ownerThing, owner: 409 },
+    { metadata: { label: 'x' } },
   ),
   endpoint('search', 'POST /query/search', inCollection('query'), participants, question),
   endpoint('ask', 'POST /query/', inCollection('query'), participants, question),
@@ -391,7 +406,9 @@ async function keysFor(fx: Fixture): Promise<Record<string, string>> {
 const users = () => Object.values(cast).map((u) => u.id);
 
 function expectRefusal(response: { status: number; body: any }, who: string) {
-  expect(response.body.code, who).toBe(response.status === 403 ? 'forbidden' : 'not_found');
+  // 409: past every access check, refused for the state of the thing (a document still being ingested).
+  const code = response.status === 403 ? 'forbidden' : response.status === 409 ? 'conflict' : 'not_found';
+  expect(response.body.code, who).toBe(code);
 }
 
 it('runs every operation of /openapi.json, with the credentials the description declares for it', async () => {

@@ -5,6 +5,7 @@ import type { App } from '../context.ts';
 import { askedCollections } from '../schemas/collection-ids.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
+import { checkedFilter } from '../schemas/metadata.ts';
 import {
   type QueryEvent,
   QueryEventSchema,
@@ -77,6 +78,7 @@ export function registerQueryRoutes(app: App) {
         sessionId: body.session_id || undefined,
         topK: body.top_k,
         rerank: body.rerank,
+        filter: body.filter && checkedFilter(body.filter),
       },
       { signal: gone.signal },
     );
@@ -110,6 +112,7 @@ export function registerQueryRoutes(app: App) {
       collectionIds: askedCollections(body),
       topK: body.top_k,
       rerank: body.rerank,
+      filter: body.filter && checkedFilter(body.filter),
     });
     return c.json(retrievalJson(found), 200);
   });

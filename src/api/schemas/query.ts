@@ -2,12 +2,14 @@ import { z } from '@hono/zod-openapi';
 import { SourceSchema } from './chat.ts';
 import { CollectionIds, oneScope } from './collection-ids.ts';
 import { OptionalCollectionId, plainText, text } from './common.ts';
+import { FilterSchema } from './metadata.ts';
 
 /** What a search and a question share. A question may run over several lines; white space alone is no question. */
 const asked = {
   question: text({ min: 1, max: 5000, multiline: true }).openapi({ example: 'How does a tidal barrage work?' }),
   collection_id: OptionalCollectionId,
   collection_ids: CollectionIds,
+  filter: FilterSchema.optional(),
   rerank: z
     .boolean()
     .optional()
