@@ -65,7 +65,7 @@ function readFiles() {
 
 /** The figure as a number of its own: "680" is not in "1,680" nor in "680.5". */
 function holdsFigure(text: string, figure: string): boolean {
-  const escaped = figure.replace(/[.,$()]/gu, (c) => `\\${c}`);
+  const escaped = figure.replace(/[.$()]/gu, (c) => `\\${c}`);
   return new RegExp(`(?<![\\d,.])${escaped}(?![\\d]|[,.]\\d)`, 'u').test(text);
 }
 
