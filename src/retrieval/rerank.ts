@@ -140,7 +140,11 @@ export async function rerankCandidates(
     if (rank === undefined) return -1 - fusedRank;
     return order === 'replace' ? 2 - rank / head.length : 1 / (RRF_K + 1 + fusedRank) + 1 / (RRF_K + 1 + rank);
   };
-  const ordered = byScore(fused.map((candidate, rank) => ({ ...candidate, score: key(candidate, rank) })));
+  // Equal keys (RRF gives ranks i, j and j, i the same sum) keep the fused order, not the ids' order.
+  const ordered = fused
+    .map((candidate, rank) => ({ candidate: { ...candidate, score: key(candidate, rank) }, rank }))
+    .sort((a, b) => b.candidate.score - a.candidate.score || a.rank - b.rank)
+    .map(({ candidate }) => candidate);
   return { ordered, scores, outcome: { applied: true, candidates: head.length, latencyMs: elapsed() } };
 }
 

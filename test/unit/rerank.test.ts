@@ -37,6 +37,10 @@ describe('rerankCandidates', () => {
     // Reranker: c, b, a. Fused: a, b, c. b is second in both; a and c tie, and a is first in fused order.
     const reranked = await rerankCandidates(scoring({ a: 0.1, b: 0.2, c: 0.9 }), 'q', FOUND, on, { ...budget, order: 'rrf' });
     expect(reranked.ordered.map((c) => c.id).slice(0, 3)).toEqual(['a', 'c', 'b']);
+    // The tie goes to the fused order even where the ids would sort the other way.
+    const named = [candidate('z', 0.9), candidate('m', 0.8), candidate('b', 0.7)];
+    const tie = await rerankCandidates(scoring({ z: 0.1, m: 0.2, b: 0.9 }), 'q', named, on, { ...budget, order: 'rrf' });
+    expect(tie.ordered.map((c) => c.id)).toEqual(['z', 'b', 'm']);
     const pulled = await rerankCandidates(scoring({ a: 0.1, b: 0.95, c: 0.9 }), 'q', FOUND, on, { ...budget, order: 'rrf' });
     expect(pulled.ordered.map((c) => c.id).slice(0, 3)).toEqual(['b', 'a', 'c']);
   });
