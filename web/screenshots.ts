@@ -77,7 +77,8 @@ try {
       job_id: string;
     };
     for (let status = ''; !['succeeded', 'partial', 'failed'].includes(status); ) {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Polled at a second, under the general limit (120 a minute) however slow the jobs are.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       status = ((await (await call('GET', `/ingest/jobs/${job_id}`)).json()) as { status: string }).status;
     }
   }
