@@ -446,10 +446,12 @@ describe('GET /collections/{id}/documents with limit and offset', () => {
         'content_type',
         'created_at',
         'id',
+        'metadata',
         'name',
         'open_url',
         'size_bytes',
         'source_kind',
+        'type',
       ]);
     }
   });

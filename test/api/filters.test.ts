@@ -354,3 +354,34 @@ describe('PATCH a document’s metadata', () => {
     ).toBe(404);
   });
 });
+
+describe('metadata of a new version', () => {
+  it('is kept from the old one when the new one is given none, and replaced when it is', async () => {
+    const first = await uploadWith('versioned.md', report('Versioned', 2021), { company: 'Versioned', edition: 1 });
+    expect((await waitForJob(cast.owner.token, first.body.job_id)).status).toBe('succeeded');
+    const replace = async (text: string, metadata: unknown, replaces: string) => {
+      const form = new FormData();
+      if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
+      form.append('file', new Blob([text]), 'versioned.md');
+      const response = await fetch(`${stack.apiUrl}/ingest/?collection_id=${collectionId}&replace_document_id=${replaces}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${cast.owner.token}` },
+        body: form,
+      });
+      const body = (await response.json()) as any;
+      expect(response.status, JSON.stringify(body)).toBe(200);
+      expect((await waitForJob(cast.owner.token, body.job_id)).status).toBe('succeeded');
+      return body.document_id as string;
+    };
+    const metadataOf = async (id: string) => {
+      const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
+      return listed.body.find((d: { id: string }) => d.id === id)?.metadata;
+    };
+    const second = await replace(report('Versioned', 2022), undefined, first.body.document_id);
+    expect(await metadataOf(second)).toEqual({ company: 'Versioned', edition: 1 });
+    expect(await searched({ 'metadata.company': 'Versioned' })).toEqual(new Set([second]));
+    const third = await replace(report('Versioned', 2023), { company: 'Versioned', edition: 3 }, second);
+    expect(await metadataOf(third)).toEqual({ company: 'Versioned', edition: 3 });
+    expect(await searched({ 'metadata.edition': 3 })).toEqual(new Set([third]));
+  });
+});
