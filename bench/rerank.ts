@@ -19,11 +19,11 @@
  * budget serves the whole run, so that no count is cut short by the default budget.
  */
 import { writeFileSync } from 'node:fs';
+import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
 import { readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
-import { createCollection } from './ingest-e2e.ts';
+import { type BenchStack, createCollection } from './ingest-e2e.ts';
 import { loadFigures, machine } from './machine.ts';
-import { hasModel, startStack } from './retrieval-backend.ts';
 import type { RetrievalSettings } from './retrieval-flags.ts';
 import { ingestScifact } from './retrieval-ingest.ts';
 import { documentRanking, ndcgAtK } from './retrieval-metrics.ts';
@@ -70,22 +70,49 @@ function orders(sources: readonly Source[]) {
   return { fused, replaced, rrf: fusedBack, api: [...sources] };
 }
 
+/** PubMedQA's asked questions' own abstracts first, then others, up to `limit` documents. */
+function limitDocs<D extends ReturnType<typeof loadPubmedqa>>(data: D, limit: number): D {
+  const own = new Set([...data.qrels.values()].flatMap((judged) => [...judged.keys()]));
+  const docs = [...data.docs.filter((d) => own.has(d.id)), ...data.docs.filter((d) => !own.has(d.id))].slice(
+    0,
+    Math.max(limit, own.size),
+  );
+  return { ...data, docs };
+}
+
 async function main() {
   const dataset = flags.dataset as 'scifact' | 'pubmedqa';
   const data =
     dataset === 'pubmedqa'
-      ? loadPubmedqa(flags.data ?? `${SHARED_DATA}pubmedqa/pqal_dev.json`, flags['limit-queries'])
+      ? limitDocs(loadPubmedqa(flags.data ?? `${SHARED_DATA}pubmedqa/pqal_dev.json`, flags['limit-queries']), flags['limit-docs'])
       : loadScifact(flags.data ?? `${SHARED_DATA}scifact`, flags['limit-docs'], flags['limit-queries']);
   const host = machine();
   const loadStart = loadFigures();
   log(`machine: ${host.cores} cores, ${host.cpu}, Node ${host.node}, load ${loadStart}`);
   log(`data: ${dataset}, ${data.docs.length} of ${data.corpusSize} documents, ${data.queries.length} queries`);
 
-  const stack = await startStack(false);
+  // One API worker with a 60 s rerank budget serves the whole run (a second one could not start in time on a
+  // loaded machine), so that no candidate count is cut short by the default budget.
+  const deployment = await startLocalDeployment({
+    devstack: { qstashBackoffMs: fastRetries },
+    scoring: false,
+    vars: { ...UNLIMITED_RATES, RERANK_TIMEOUT_MS: '60000' },
+    quiet: true,
+  });
+  const stack = {
+    apiUrl: deployment.api.url,
+    supabaseUrl: deployment.stack.supabaseUrl,
+    anonKey: deployment.stack.keys.anonKey,
+    serviceRoleKey: deployment.stack.keys.serviceRoleKey,
+    embeddings: deployment.stack.embeddings
+      ? `${deployment.stack.embeddings.model} (${deployment.stack.embeddings.dimension} d)`
+      : 'none',
+    stop: deployment.stop,
+  };
   try {
-    if (!hasModel(stack)) throw new Error('the devstack has no embedding model: hybrid retrieval is not available');
-    log(`stack up: embeddings ${stack.embeddings}`);
-    const user = new User(stack);
+    if (!deployment.stack.embeddings) throw new Error('the devstack has no embedding model: hybrid retrieval is not available');
+    log(`stack up: embeddings ${stack.embeddings}, reranker ${deployment.stack.rerankModel}`);
+    const user = new User(stack as unknown as BenchStack);
     await user.signUpAsAdmin();
     const collectionId = await createCollection(stack, user.token, `rerank-${dataset}`);
     const config = (extra: Record<string, unknown>) =>
@@ -105,9 +132,8 @@ async function main() {
     } as RetrievalSettings;
     const ingest = await ingestScifact(user, collectionId, 'hybrid', data.docs, settings);
 
-    const api = await stack.startApi({ RERANK_TIMEOUT_MS: '60000' });
-    const client = user.at(api.url);
-    try {
+    const client = user;
+    {
       const search = async (question: string, topK: number, rerank: boolean) => {
         const sent = performance.now();
         const response = await client.call('/query/search', {
@@ -201,8 +227,6 @@ async function main() {
       };
       console.log(JSON.stringify(report, null, 2));
       if (flags.out) writeFileSync(flags.out, JSON.stringify(report, null, 2));
-    } finally {
-      await api.stop();
     }
   } finally {
     await stack.stop();
