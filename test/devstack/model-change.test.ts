@@ -115,12 +115,13 @@ describe.skipIf(!weights)('a model change refused until npm run reindex', () => 
       expect(moved.embeddings).toEqual({ model: MINILM, dimension: 384 });
       expect(readdirSync(dataDir).filter((name) => name.startsWith('vector.HYBRID-384-'))).toHaveLength(1);
       expect(await reembedAll({ sql, vectors, embed, log: () => {} })).toEqual({ documents: 1, chunks: 2 });
-      // The dense vectors are all-MiniLM's now: each is what the model makes of its passage.
+      // The dense vectors are all-MiniLM's now: each is close to what the model makes of its passage (the indexed
+      // text also carries the document's context line, so not equal), where bge-small's, from another space, are not.
       const index = new Index({ url: moved.vectorUrl, token: moved.keys.services.vectorToken });
       const ids = PASSAGES.map((_, i) => `${documentId}:${i}`);
       const stored = await index.namespace(namespace).fetch(ids, { includeVectors: true });
       const fresh = await embed(PASSAGES);
-      for (const [i, vector] of fresh.entries()) expect(cosine(stored[i]?.vector ?? [], vector)).toBeGreaterThan(0.999);
+      for (const [i, vector] of fresh.entries()) expect(cosine(stored[i]?.vector ?? [], vector)).toBeGreaterThan(0.9);
       // And a question sharing no word with the passages finds both by meaning alone.
       const question = 'when is the difference between high and low water smallest?';
       const [vector] = await embed([question]);
