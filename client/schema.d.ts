@@ -1099,6 +1099,7 @@ export interface components {
        */
       chunk_size: number;
       /**
+       * @description similarity: the top_k best. mmr: maximal marginal relevance (λ 0.5), trading some relevance for variety. threshold: only passages that match well enough, so possibly fewer than top_k or none: a dense score of at least cosine 0.3, or 0.64 with the BGE v1.5 embedding models (the devstack's bge-small-en-v1.5), whose unrelated text scores higher; a BM25 score of at least 1; in a hybrid search, either.
        * @example similarity
        * @enum {string}
        */

@@ -13,7 +13,14 @@ export const RetrievalConfigSchema = z
       .min(MIN_CHUNK_SIZE)
       .max(MAX_CHUNK_SIZE)
       .openapi({ description: 'Characters per chunk', example: 1000 }),
-    retrieval_strategy: z.enum(RETRIEVAL_STRATEGIES).openapi({ example: 'similarity' }),
+    retrieval_strategy: z.enum(RETRIEVAL_STRATEGIES).openapi({
+      description:
+        'similarity: the top_k best. mmr: maximal marginal relevance (λ 0.5), trading some relevance for variety. ' +
+        'threshold: only passages that match well enough, so possibly fewer than top_k or none: a dense score of at ' +
+        "least cosine 0.3, or 0.64 with the BGE v1.5 embedding models (the devstack's bge-small-en-v1.5), whose " +
+        'unrelated text scores higher; a BM25 score of at least 1; in a hybrid search, either.',
+      example: 'similarity',
+    }),
     rerank: z
       .boolean()
       .optional()
