@@ -140,11 +140,12 @@ export async function rerankCandidates(
     if (rank === undefined) return -1 - fusedRank;
     return order === 'replace' ? 2 - rank / head.length : 1 / (RRF_K + 1 + fusedRank) + 1 / (RRF_K + 1 + rank);
   };
-  // Equal keys (RRF gives ranks i, j and j, i the same sum) keep the fused order, not the ids' order.
+  // Equal keys (RRF gives ranks i, j and j, i the same sum) keep the fused order, not the ids' order; each
+  // candidate's score then becomes its place (n, n - 1, …, 1), so the strategy's own sort cannot undo it.
   const ordered = fused
-    .map((candidate, rank) => ({ candidate: { ...candidate, score: key(candidate, rank) }, rank }))
-    .sort((a, b) => b.candidate.score - a.candidate.score || a.rank - b.rank)
-    .map(({ candidate }) => candidate);
+    .map((candidate, rank) => ({ candidate, key: key(candidate, rank), rank }))
+    .sort((a, b) => b.key - a.key || a.rank - b.rank)
+    .map(({ candidate }, place) => ({ ...candidate, score: fused.length - place }));
   return { ordered, scores, outcome: { applied: true, candidates: head.length, latencyMs: elapsed() } };
 }
 

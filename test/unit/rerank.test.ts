@@ -41,6 +41,9 @@ describe('rerankCandidates', () => {
     const named = [candidate('z', 0.9), candidate('m', 0.8), candidate('b', 0.7)];
     const tie = await rerankCandidates(scoring({ z: 0.1, m: 0.2, b: 0.9 }), 'q', named, on, { ...budget, order: 'rrf' });
     expect(tie.ordered.map((c) => c.id)).toEqual(['z', 'b', 'm']);
+    // and the strategy, which sorts by score then id, keeps it.
+    const chosen = chooseAfterRerank(named, tie, { kind: 'similarity' }, 3, 'hybrid', {});
+    expect(chosen.map((c) => c.id)).toEqual(['z', 'b', 'm']);
     const pulled = await rerankCandidates(scoring({ a: 0.1, b: 0.95, c: 0.9 }), 'q', FOUND, on, { ...budget, order: 'rrf' });
     expect(pulled.ordered.map((c) => c.id).slice(0, 3)).toEqual(['b', 'a', 'c']);
   });
