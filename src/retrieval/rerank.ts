@@ -5,8 +5,8 @@ import { locationOf } from './vector-metadata.ts';
 
 /**
  * How long a question waits for the reranker before it goes on with the fused order. A hosted reranker
- * answers 30 passages in a few hundred milliseconds; the devstack's cross-encoder takes about 75 ms a
- * passage on two cores (docs/benchmarks.md, "Issue 22: reranking").
+ * answers 30 passages in a few hundred milliseconds; the devstack's cross-encoder took 46–95 ms a
+ * passage on two shared cores (docs/benchmarks.md, "Issue 22: reranking").
  */
 export const DEFAULT_RERANK_BUDGET_MS = 2000;
 /** A cross-encoder's time grows with each candidate; past this a question would wait seconds even on a hosted one. */
