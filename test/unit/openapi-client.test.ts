@@ -55,7 +55,7 @@ describe('the description', () => {
     for (const name of ['QueryMetadataEvent', 'QueryTokenEvent', 'QueryDoneEvent', 'QueryErrorEvent', 'QueryEvent'])
       expect(schemas, name).toHaveProperty(name);
     expect(schemas.QueryMetadataEvent).toMatchObject({
-      required: ['sources', 'embedding_latency_ms', 'retrieval_latency_ms'],
+      required: ['sources', 'embedding_latency_ms', 'retrieval_latency_ms', 'rerank'],
     });
 
     const ok = document.paths?.['/query']?.post?.responses?.['200'] as any;
