@@ -13,7 +13,8 @@ import { freePort } from '../../devstack/ports.ts';
 // The devstack's POST /openai/v1/rerank with the shipped cross-encoder, spoken to as the API does: the AI SDK's
 // rerank() through @ai-sdk/cohere (src/core/adapters/models.ts).
 const apiKey = 'sk-devstack-rerank-test';
-const weights = join(defaultSharedModelsDir(), DEFAULT_RERANK_MODEL);
+// Beside the repository, or where CI found it (.ci/run sets DEVSTACK_RERANK_MODEL for a clone elsewhere).
+const weights = process.env.DEVSTACK_RERANK_MODEL || join(defaultSharedModelsDir(), DEFAULT_RERANK_MODEL);
 
 let tmp: string;
 let server: ModelServer;
@@ -28,6 +29,7 @@ beforeAll(async () => {
     embeddingModel: 'off',
     textEngine: null,
     sharedModelsDir: defaultSharedModelsDir(),
+    rerankModel: weights,
   });
   const app = new Hono();
   app.route('/openai', server.app);
