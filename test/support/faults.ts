@@ -2,21 +2,12 @@ import { request } from 'node:http';
 import { expect } from 'vitest';
 import type { FaultyService } from '../../devstack/faults.ts';
 import { type ApiResponse, db, stack } from './client.ts';
-import { clearFaults, injectFault, objectsUnder, vectorIndex } from './ingest.ts';
+import { clearFaults, type FaultOptions, injectFault, objectsUnder, vectorIndex } from './ingest.ts';
 
 /**
  * The fault suite's tools: take one upstream down around an operation, check the one error
  * shape the client gets, and count what an operation left behind in every store.
  */
-
-export interface FaultOptions {
-  status?: number;
-  count?: number;
-  skip?: number;
-  match?: string;
-  method?: string;
-  retryAfter?: number;
-}
 
 /** Runs `operation` with `service` down, and brings it back up whatever happens. */
 export async function whileDown<T>(service: FaultyService, operation: () => Promise<T>, options: FaultOptions = {}): Promise<T> {

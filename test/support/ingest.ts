@@ -114,20 +114,20 @@ export async function documentOfJob(jobId: string): Promise<string | null> {
   return row?.document_id ?? null;
 }
 
+/** A fault of devstack/faults.ts: which requests it takes, and what they get. */
+export interface FaultOptions {
+  status?: number;
+  count?: number;
+  skip?: number;
+  match?: string;
+  method?: string;
+  retryAfter?: number;
+  /** Matching requests are slowed by this much instead of failing. */
+  delayMs?: number;
+}
+
 /** Makes a devstack service fail, like an outage, until cleared (or for `count` requests). */
-export async function injectFault(
-  service: FaultyService,
-  options: {
-    status?: number;
-    count?: number;
-    skip?: number;
-    match?: string;
-    method?: string;
-    retryAfter?: number;
-    /** Matching requests are slowed by this much instead of failing. */
-    delayMs?: number;
-  } = {},
-) {
+export async function injectFault(service: FaultyService, options: FaultOptions = {}) {
   const response = await fetch(stack.faultsUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
