@@ -5,12 +5,15 @@
  * Scored per question: the report it names is among the 5 sources (doc@5), and one of those 5, from that
  * report, holds the figure that answers it (figure@5). See docs/benchmarks.md, "Issue 22: long documents".
  *
- *   npx tsx bench/long-documents.ts [--label after] [--search '{"rerank":true}'] [--out FILE]
+ *   npx tsx bench/long-documents.ts [--label after] [--variants fused,rerank] [--search '{"top_k":5}'] [--out FILE]
  *
  * The PDFs are not in the repository: put them in .data/long-documents/ (their source repository, path, commit
  * and SHA-256 are in the manifest; each is checked before the run).
  * --label   names the run in its output (e.g. "before" when run on a tree without document context)
- * --search  JSON merged into every search request, e.g. a reranking switch
+ * --variants  each a pass over the questions on the one ingested index: `fused` (the collection default:
+ *            reranking off; it asks nothing of it, so a tree from before reranking runs it too) and `rerank`
+ *            (`rerank: true`, the collection's default candidate count)
+ * --search  JSON merged into every search request
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +41,7 @@ interface Source {
 const { values: flags } = parseArgs({
   options: {
     label: { type: 'string', default: 'run' },
+    variants: { type: 'string', default: 'fused,rerank' },
     search: { type: 'string', default: '{}' },
     out: { type: 'string' },
     data: { type: 'string', default: '.data/long-documents' },
@@ -47,6 +51,12 @@ const here = join(import.meta.dirname, 'long-documents');
 const manifest = JSON.parse(readFileSync(join(here, 'manifest.json'), 'utf8')) as Manifest;
 const { questions } = JSON.parse(readFileSync(join(here, 'questions.json'), 'utf8')) as { questions: Question[] };
 const extra = JSON.parse(flags.search as string) as Record<string, unknown>;
+const VARIANTS: Record<string, Record<string, unknown>> = { fused: {}, rerank: { rerank: true } };
+const variants = (flags.variants as string).split(',').map((name) => {
+  const body = VARIANTS[name];
+  if (!body) throw new Error(`--variants: ${name} is not one of ${Object.keys(VARIANTS).join(', ')}`);
+  return { name, body };
+});
 
 function readFiles() {
   return manifest.files.map((file) => {
@@ -84,6 +94,47 @@ async function search(user: User, body: Record<string, unknown>): Promise<{ resp
   }
 }
 
+type Row = { question: string; document: string; docAt5: boolean; figureAt5: boolean; ms: number; top: string[] };
+
+/** Every question once, top 5, with one variant's switches. */
+async function askAll(user: User, collectionId: string, variant: { name: string; body: Record<string, unknown> }) {
+  const rows: Row[] = [];
+  for (const q of questions) {
+    const body = { question: q.question, collection_id: collectionId, top_k: 5, ...variant.body, ...extra };
+    const { response, ms } = await search(user, body);
+    if ((rows.length + 1) % 12 === 0) log(`  [${variant.name}] ${rows.length + 1}/${questions.length} questions asked`);
+    if (!response.ok) throw new Error(`search failed: ${response.status} ${await response.text()}`);
+    const { sources } = (await response.json()) as { sources: Source[] };
+    const top = sources.slice(0, 5);
+    const own = top.filter((s) => s.source === q.document);
+    rows.push({
+      question: q.question,
+      document: q.document,
+      docAt5: own.length > 0,
+      figureAt5: own.some((s) => holdsFigure(s.text, q.figure)),
+      ms,
+      top: top.map((s) => s.source),
+    });
+  }
+  const share = (pick: (r: Row) => boolean) => rows.filter(pick).length / rows.length;
+  const ms = rows.map((r) => r.ms);
+  for (const r of rows)
+    if (!r.figureAt5) log(`  [${variant.name}] miss${r.docAt5 ? ' (figure)' : ''}: ${r.question} -> ${r.top.join(' | ')}`);
+  const pass = {
+    variant: variant.name,
+    questions: rows.length,
+    docAt5: share((r) => r.docAt5),
+    figureAt5: share((r) => r.figureAt5),
+    searchMs: { p50: Math.round(median(ms)), p99: Math.round(percentile(ms, 99)) },
+    rows,
+  };
+  log(
+    `${flags.label} ${variant.name}: doc@5 ${pass.docAt5.toFixed(3)}, figure@5 ${pass.figureAt5.toFixed(3)} over ${rows.length} questions; ` +
+      `search p50 ${pass.searchMs.p50} ms, p99 ${pass.searchMs.p99} ms; load ${loadFigures().join(' ')}`,
+  );
+  return pass;
+}
+
 async function main() {
   const files = readFiles();
   const { cores, cpu, memGiB, node } = machine();
@@ -101,25 +152,8 @@ async function main() {
     for (const f of ingest.files)
       if (f.job.status !== 'succeeded') log(`  ${f.name}: ${f.job.status} ${f.job.error_message ?? ''}`);
 
-    const rows: { question: string; document: string; docAt5: boolean; figureAt5: boolean; ms: number; top: string[] }[] = [];
-    for (const q of questions) {
-      const { response, ms } = await search(user, { question: q.question, collection_id: collectionId, top_k: 5, ...extra });
-      if ((rows.length + 1) % 12 === 0) log(`  ${rows.length + 1}/${questions.length} questions asked`);
-      if (!response.ok) throw new Error(`search failed: ${response.status} ${await response.text()}`);
-      const { sources } = (await response.json()) as { sources: Source[] };
-      const top = sources.slice(0, 5);
-      const own = top.filter((s) => s.source === q.document);
-      rows.push({
-        question: q.question,
-        document: q.document,
-        docAt5: own.length > 0,
-        figureAt5: own.some((s) => holdsFigure(s.text, q.figure)),
-        ms,
-        top: top.map((s) => s.source),
-      });
-    }
-    const share = (pick: (r: (typeof rows)[number]) => boolean) => rows.filter(pick).length / rows.length;
-    const ms = rows.map((r) => r.ms);
+    const passes = [];
+    for (const variant of variants) passes.push(await askAll(user, collectionId, variant));
     const result = {
       label: flags.label,
       date: new Date().toISOString(),
@@ -130,19 +164,8 @@ async function main() {
       reports: files.length,
       chunks,
       ingestSeconds: Math.round(ingest.wallMs / 1000),
-      questions: rows.length,
-      docAt5: share((r) => r.docAt5),
-      figureAt5: share((r) => r.figureAt5),
-      searchMs: { p50: Math.round(median(ms)), p99: Math.round(percentile(ms, 99)) },
-      rows,
+      passes,
     };
-    for (const r of rows) {
-      if (!r.figureAt5) log(`  miss${r.docAt5 ? ' (figure)' : ''}: ${r.question} -> ${r.top.join(' | ')}`);
-    }
-    log(
-      `${flags.label}: doc@5 ${result.docAt5.toFixed(3)}, figure@5 ${result.figureAt5.toFixed(3)} over ${rows.length} questions; ` +
-        `search p50 ${result.searchMs.p50} ms, p99 ${result.searchMs.p99} ms; load ${result.loadavg.end.join(' ')}`,
-    );
     const out = flags.out ?? join(flags.data as string, `results-${flags.label}.json`);
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     log(`written: ${out}`);
