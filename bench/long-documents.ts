@@ -5,7 +5,7 @@
  * Scored per question: the report it names is among the 5 sources (doc@5), and one of those 5, from that
  * report, holds the figure that answers it (figure@5). See docs/benchmarks.md, "Issue 22: long documents".
  *
- *   npx tsx bench/long-documents.ts [--label after] [--variants fused,rerank] [--search '{"top_k":5}'] [--out FILE]
+ *   npx tsx bench/long-documents.ts [--label after] [--variants fused,rerank] [--chunk-size 1000] [--search '{"top_k":5}'] [--out FILE]
  *
  * The PDFs are not in the repository: put them in .data/long-documents/ (their source repository, path, commit
  * and SHA-256 are in the manifest; each is checked before the run).
@@ -13,6 +13,7 @@
  * --variants  each a pass over the questions on the one ingested index: `fused` (the collection default:
  *            reranking off; it asks nothing of it, so a tree from before reranking runs it too) and `rerank`
  *            (`rerank: true`, the collection's default candidate count)
+ * --chunk-size  the collection's chunk_size (the default 1000 is the collection default)
  * --search  JSON merged into every search request
  */
 import { createHash } from 'node:crypto';
@@ -42,6 +43,7 @@ const { values: flags } = parseArgs({
   options: {
     label: { type: 'string', default: 'run' },
     variants: { type: 'string', default: 'fused,rerank' },
+    'chunk-size': { type: 'string', default: '1000' },
     search: { type: 'string', default: '{}' },
     out: { type: 'string' },
     data: { type: 'string', default: '.data/long-documents' },
@@ -146,6 +148,7 @@ async function main() {
     const user = new User(stack);
     await user.signUpAsAdmin();
     const collectionId = await createCollection(stack, user.token, `long-documents-${flags.label}`);
+    await user.putConfig(collectionId, Number(flags['chunk-size']), 'similarity');
     const ingest = await ingestAll(stack, user.token, collectionId, files, { pollMs: 500, timeoutMs: 3_600_000 });
     const chunks = ingest.files.reduce((n, f) => n + f.job.chunks_total, 0);
     log(`ingested ${files.length} reports, ${chunks} chunks, in ${(ingest.wallMs / 1000).toFixed(0)} s`);
@@ -162,6 +165,7 @@ async function main() {
       embeddings: stack.embeddings,
       search: extra,
       reports: files.length,
+      chunkSize: Number(flags['chunk-size']),
       chunks,
       ingestSeconds: Math.round(ingest.wallMs / 1000),
       passes,
