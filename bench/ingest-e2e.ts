@@ -31,12 +31,12 @@ export interface BenchStack {
  * `options` puts something between the workers and the devstack, or uses another database.
  */
 export async function startBenchStack(
-  options: Pick<LocalDeploymentOptions, 'beforeWorkers'> & { databaseUrl?: string } = {},
+  options: Pick<LocalDeploymentOptions, 'beforeWorkers'> & { databaseUrl?: string; vars?: Record<string, string> } = {},
 ): Promise<BenchStack> {
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl: options.databaseUrl, qstashBackoffMs: fastRetries },
     scoring: false,
-    vars: UNLIMITED_RATES,
+    vars: { ...UNLIMITED_RATES, ...options.vars },
     beforeWorkers: options.beforeWorkers,
     quiet: true,
     logFiles: { api: process.env.BENCH_API_LOG, ingest: process.env.BENCH_INGEST_LOG },

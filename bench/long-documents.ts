@@ -5,7 +5,7 @@
  * Scored per question: the report it names is among the 5 sources (doc@5), and one of those 5, from that
  * report, holds the figure that answers it (figure@5). See docs/benchmarks.md, "Issue 22: long documents".
  *
- *   npx tsx bench/long-documents.ts [--label after] [--variants fused,rerank] [--chunk-size 1000] [--rerank-candidates 10] [--search '{"top_k":5}'] [--out FILE]
+ *   npx tsx bench/long-documents.ts [--label after] [--variants fused,rerank] [--chunk-size 1000] [--rerank-candidates 10] [--rerank-timeout-ms N] [--search '{"top_k":5}'] [--out FILE]
  *
  * The PDFs are not in the repository: put them in .data/long-documents/ (their source repository, path, commit
  * and SHA-256 are in the manifest; each is checked before the run).
@@ -15,6 +15,8 @@
  *            (`rerank: true`, the collection's default candidate count)
  * --chunk-size  the collection's chunk_size (the default 1000 is the collection default)
  * --rerank-candidates  the collection's rerank_candidates, what the `rerank` variant reranks (default 10)
+ * --rerank-timeout-ms  the API worker's RERANK_TIMEOUT_MS (default: the product's, 2000), to measure a candidate count
+ *            past what the default budget allows; each pass reports how many questions were reranked
  * --search  JSON merged into every search request
  */
 import { createHash } from 'node:crypto';
@@ -39,6 +41,10 @@ interface Source {
   source: string;
   text: string;
 }
+interface SearchBody {
+  sources: Source[];
+  rerank?: { applied: boolean; reason: string | null };
+}
 
 const { values: flags } = parseArgs({
   options: {
@@ -46,6 +52,7 @@ const { values: flags } = parseArgs({
     variants: { type: 'string', default: 'fused,rerank' },
     'chunk-size': { type: 'string', default: '1000' },
     'rerank-candidates': { type: 'string', default: '10' },
+    'rerank-timeout-ms': { type: 'string' },
     search: { type: 'string', default: '{}' },
     out: { type: 'string' },
     data: { type: 'string', default: '.data/long-documents' },
@@ -103,12 +110,15 @@ type Row = { question: string; document: string; docAt5: boolean; figureAt5: boo
 /** Every question once, top 5, with one variant's switches. */
 async function askAll(user: User, collectionId: string, variant: { name: string; body: Record<string, unknown> }) {
   const rows: Row[] = [];
+  let reranked = 0;
   for (const q of questions) {
     const body = { question: q.question, collection_id: collectionId, top_k: 5, ...variant.body, ...extra };
     const { response, ms } = await search(user, body);
     if ((rows.length + 1) % 12 === 0) log(`  [${variant.name}] ${rows.length + 1}/${questions.length} questions asked`);
     if (!response.ok) throw new Error(`search failed: ${response.status} ${await response.text()}`);
-    const { sources } = (await response.json()) as { sources: Source[] };
+    const { sources, rerank } = (await response.json()) as SearchBody;
+    if (rerank?.applied) reranked++;
+    else if (variant.body.rerank) log(`  [${variant.name}] not reranked: ${rerank?.reason}`);
     const top = sources.slice(0, 5);
     const own = top.filter((s) => s.source === q.document);
     rows.push({
@@ -127,6 +137,7 @@ async function askAll(user: User, collectionId: string, variant: { name: string;
   const pass = {
     variant: variant.name,
     questions: rows.length,
+    reranked,
     docAt5: share((r) => r.docAt5),
     figureAt5: share((r) => r.figureAt5),
     searchMs: { p50: Math.round(median(ms)), p99: Math.round(percentile(ms, 99)) },
@@ -144,7 +155,8 @@ async function main() {
   const { cores, cpu, memGiB, node } = machine();
   const loadStart = loadFigures();
   log(`machine: ${cores} cores, ${cpu}, ${memGiB.toFixed(1)} GiB, Node ${node}, load ${loadStart.join(' ')}`);
-  const stack = await startBenchStack();
+  const timeout = flags['rerank-timeout-ms'];
+  const stack = await startBenchStack(timeout ? { vars: { RERANK_TIMEOUT_MS: timeout } } : {});
   try {
     log(`stack up: embeddings ${stack.embeddings}`);
     const user = new User(stack);
