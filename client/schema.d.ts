@@ -1162,6 +1162,16 @@ export interface components {
        */
       type: string | null;
       metadata: components['schemas']['DocumentMetadata'];
+      /**
+       * @description The title its passages are indexed under: the file’s own (PDF Info, Office core properties, HTML `<title>`), else its first heading; null while it is being read, or when it has neither (its name stands in)
+       * @example Quarterly report for the period ended June 25, 2022
+       */
+      title: string | null;
+      /**
+       * @description The file’s own date, YYYY-MM-DD (PDF CreationDate, Office dcterms:created); null when it carries none
+       * @example 2022-07-29
+       */
+      document_date: string | null;
     };
     /**
      * @description A flat JSON object: at most 32 keys, each letters, digits and `_` (not starting with a

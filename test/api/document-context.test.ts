@@ -64,6 +64,12 @@ describe('a passage indexed with its document', () => {
     const [row] = await db()<{ title: string | null; document_date: string | null; context_read: boolean }[]>`
       select title, document_date, context_read from documents where id = ${id}`;
     expect(row).toEqual({ title: 'Zanzibar Holdings Quarterly Report', document_date: '2024-10-30', context_read: true });
+    const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
+    expect(listed.body.find((d: { id: string }) => d.id === id)).toMatchObject({
+      name: 'q3-a.pdf',
+      title: 'Zanzibar Holdings Quarterly Report',
+      document_date: '2024-10-30',
+    });
     const namespace = namespaceFor(collectionId, cast.owner.id);
     const ids = await vectorsOf(namespace, id);
     expect(ids.length).toBeGreaterThan(0);

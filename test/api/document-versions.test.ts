@@ -445,12 +445,14 @@ describe('GET /collections/{id}/documents with limit and offset', () => {
         'chunk_count',
         'content_type',
         'created_at',
+        'document_date',
         'id',
         'metadata',
         'name',
         'open_url',
         'size_bytes',
         'source_kind',
+        'title',
         'type',
       ]);
     }

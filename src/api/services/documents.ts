@@ -22,6 +22,8 @@ export interface ListedDocument {
   open_url: string | null;
   type: string | null;
   metadata: DocumentMetadata;
+  title: string | null;
+  document_date: string | null;
 }
 
 export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'> & { purge: Purge }) {
@@ -44,6 +46,8 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
       open_url: row.source_url ?? (row.storage_path ? (signed.get(row.storage_path) ?? null) : null),
       type: row.doc_type,
       metadata: row.metadata ?? {},
+      title: row.title,
+      document_date: row.document_date,
     }));
   }
 
