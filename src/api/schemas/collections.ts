@@ -86,12 +86,15 @@ export const DocumentSchema = z
       example: 'pdf',
     }),
     metadata: MetadataSchema,
-    title: z.string().nullable().openapi({
-      description:
-        'The title its passages are indexed under: the file’s own (PDF Info, Office core properties, HTML `<title>`), ' +
-        'else its first heading; null while it is being read, or when it has neither (its name stands in)',
-      example: 'Quarterly report for the period ended June 25, 2022',
-    }),
+    title: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The title its passages are indexed under: the file’s own (PDF Info, Office core properties, HTML `<title>`), ' +
+          'else its first heading; null while it is being read, or when it has neither (its name stands in)',
+        example: 'Quarterly report for the period ended June 25, 2022',
+      }),
     document_date: z.string().nullable().openapi({
       description: 'The file’s own date, YYYY-MM-DD (PDF CreationDate, Office dcterms:created); null when it carries none',
       example: '2022-07-29',
