@@ -146,6 +146,32 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/collections/{id}/documents/{document_id}/passages/{chunk_index}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A cited passage with its neighbours (owner or member)
+     * @description What a citation opens: the source's chunk (`document_id` and `chunk_index` of a source) with up to
+     *     `around` indexed chunks on each side, in document order, and the document with its signed `open_url`. The same
+     *     access as search: the collection's owner and members, and a key with the `query` scope restricted to it or not. A
+     *     document not in the collection, being deleted, or a chunk that is not indexed (yet, or any more: a re-chunk gives a
+     *     document new chunks) is 404.
+     *
+     *     **Credentials:** a bearer token, or an API key with the `query` scope.
+     */
+    get: operations['getPassages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/collections/{id}/documents/{document_id}': {
     parameters: {
       query?: never;
@@ -509,6 +535,28 @@ export interface paths {
      *     **Credentials:** a bearer token, or an API key with the `collections:read` scope.
      */
     get: operations['listPersonalDocuments'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/ingest/documents/{document_id}/passages/{chunk_index}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A cited passage of a personal document with its neighbours
+     * @description As `GET /collections/{id}/documents/{document_id}/passages/{chunk_index}`, for a document of the caller’s personal namespace. Anyone else’s document is 404; a key restricted to a collection is 403.
+     *
+     *     **Credentials:** a bearer token, or an API key with the `query` scope.
+     */
+    get: operations['getPersonalPassages'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1191,6 +1239,32 @@ export interface components {
      */
     DocumentMetadata: {
       [key: string]: string | number | boolean | string[];
+    };
+    PassageWindow: {
+      document: components['schemas']['Document'];
+      /** @description The cited passage, one of `passages` */
+      chunk_index: number;
+      /** @description The cited passage and its indexed neighbours, in document order; fewer at the document’s ends. A PDF source’s `document.open_url` and `page` open it at the page. */
+      passages: components['schemas']['ShownPassage'][];
+    };
+    ShownPassage: {
+      chunk_index: number;
+      /** @enum {string} */
+      chunk_type: 'text' | 'image_description';
+      /** @description The passage as a source shows it (an image’s description for a figure) */
+      text: string;
+      /**
+       * @description Where in the document: the PDF page or slide number (from 1), or the sheet name of a spreadsheet; null where unknown (text, Markdown, web pages, or vectors written before it was recorded).
+       * @example 4
+       */
+      page: number | string | null;
+      /**
+       * @description The heading path in effect where the passage starts, outermost first, joined with " > "; null where the document has none.
+       * @example Results > Adverse events
+       */
+      heading: string | null;
+      /** @description A signed link (1 hour) to the figure or scanned page */
+      image_url: string | null;
     };
     DocumentPatch: {
       metadata: components['schemas']['DocumentMetadata'] & unknown;
@@ -2477,6 +2551,99 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Document'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getPassages: {
+    parameters: {
+      query?: {
+        /** @description Neighbours on each side, 0–10 (default 2) */
+        around?: number;
+      };
+      header?: never;
+      path: {
+        /** @description Collection id */
+        id: string;
+        /** @description Document id */
+        document_id: string;
+        /** @description A source’s `chunk_index` */
+        chunk_index: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The passage and its neighbours */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PassageWindow'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -4267,6 +4434,97 @@ export interface operations {
       };
       /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getPersonalPassages: {
+    parameters: {
+      query?: {
+        /** @description Neighbours on each side, 0–10 (default 2) */
+        around?: number;
+      };
+      header?: never;
+      path: {
+        /** @description Document id */
+        document_id: string;
+        /** @description A source’s `chunk_index` */
+        chunk_index: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The passage and its neighbours */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PassageWindow'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -113,3 +113,6 @@ export const MAX_FILTER_DEPTH = 8;
 export const MAX_FILTER_CONDITIONS = 64;
 export const MAX_FILTER_IN_VALUES = 100;
 export const MAX_FILTER_BYTES = 16 * 1024;
+
+/** The most neighbours a cited passage is shown with on either side (GET …/passages/{chunk_index}). */
+export const MAX_PASSAGES_AROUND = 10;

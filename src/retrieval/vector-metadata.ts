@@ -1,3 +1,4 @@
+import type { StoredChunk } from '#core/db/documents.ts';
 import { contextLine, contextOf, type DocumentContext } from './document-context.ts';
 import type { DocumentFacets, DocumentMetadata } from './document-facets.ts';
 
@@ -62,13 +63,7 @@ export function locationOf(metadata: Record<string, unknown>): PassageLocation {
 const withContext = (context: DocumentContext | undefined) => (context ? { context } : {});
 
 /** A stored chunk (document_chunks) as much as indexing it needs. */
-export interface IndexableChunk {
-  chunk_index: number;
-  chunk_type: 'text' | 'image_description';
-  text: string | null;
-  metadata: Record<string, unknown>;
-  image_path: string | null;
-}
+export type IndexableChunk = StoredChunk;
 
 /** The metadata a chunk's vector carries, from its stored row. */
 export function vectorMetadata(documentId: string, name: string, row: IndexableChunk, facets: DocumentFacets): VectorMetadata {

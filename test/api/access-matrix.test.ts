@@ -90,6 +90,12 @@ const ENDPOINTS: Endpoint[] = [
     { ...ownerOnly, owner: 409 },
     { metadata: { label: 'x' } },
   ),
+  endpoint(
+    'passages',
+    'GET /collections/{collection}/documents/{document}/passages/{chunk}',
+    inCollection('query'),
+    participants,
+  ),
   endpoint('upload file', 'POST /ingest/?collection_id={collection}', { ...inCollection('ingest'), upload: true }, ingesters),
   endpoint('ingest url', 'POST /ingest/url', inCollection('ingest'), ingesters, {
     url: '{pages}/article.html',
@@ -111,6 +117,12 @@ const ENDPOINTS: Endpoint[] = [
     { scope: 'ingest', place: 'personal' },
     { ...ownerThing, owner: 409 },
     { metadata: { label: 'x' } },
+  ),
+  endpoint(
+    'personal passages',
+    'GET /ingest/documents/{personalDocument}/passages/{chunk}',
+    { scope: 'query', place: 'personal' },
+    ownerThing,
   ),
   endpoint('search', 'POST /query/search', inCollection('query'), participants, question),
   endpoint('ask', 'POST /query/', inCollection('query'), participants, question),
@@ -174,6 +186,7 @@ function request({ path, body }: Endpoint, fx: Fixture, cast: Callers) {
     job: fx.job,
     document: fx.document,
     personalDocument: fx.personalDocument,
+    chunk: '0',
     ownerKey: fx.ownerKey,
     ownerHook: fx.ownerHook,
     alsoShared,
@@ -364,7 +377,8 @@ beforeAll(async () => {
 
 /**
  * The shared collection, which `removed` joined through its ingest link and then left, removed by the
- * owner; a queued job of the owner's in it, a personal document, a key and a webhook of the owner's.
+ * owner; a queued job of the owner's in it, a personal document (each with its first chunk indexed), a key and a
+ * webhook of the owner's.
  */
 async function fixture(): Promise<Fixture> {
   const fx = await sharedCollection(cast);
@@ -374,6 +388,11 @@ async function fixture(): Promise<Fixture> {
   expect(removal.status).toBe(200);
   const job = await queuedJob(cast.owner.id, fx.collectionId);
   const personal = await queuedJob(cast.owner.id, null);
+  // Each document's first chunk indexed already, for the passages a citation opens.
+  for (const id of [job.documentId, personal.documentId]) {
+    await db()`insert into document_chunks (document_id, chunk_index, vector_id, chunk_type, text, state)
+               values (${id}, 0, ${`fixture-${id}-0`}, 'text', 'A passage of the fixture.', 'done')`;
+  }
   // A user may have 20 webhooks and 50 active keys; every fixture makes one and several of them.
   await db()`delete from webhooks where user_id = ${cast.owner.id}`;
   await db()`delete from api_keys where user_id in ${db()([cast.owner.id, cast.memberQuery.id])} and id not in ${db()(lastingKeyIds)}`;

@@ -9,6 +9,9 @@ import {
   DocumentPatchSchema,
   DocumentSchema,
   ListedCollectionSchema,
+  PassageParams,
+  PassageQuery,
+  PassageWindowSchema,
   RetrievalConfigSchema,
 } from '../schemas/collections.ts';
 import { CollectionParams, json, jsonBody } from '../schemas/common.ts';
@@ -89,6 +92,23 @@ const documents = route.get('/collections/{id}/documents', 'List documents (owne
   errors: collectionErrors,
 });
 
+const passages = route.get(
+  '/collections/{id}/documents/{document_id}/passages/{chunk_index}',
+  'A cited passage with its neighbours (owner or member)',
+  {
+    operationId: 'getPassages',
+    access: 'query',
+    description: `What a citation opens: the source's chunk (\`document_id\` and \`chunk_index\` of a source) with up to
+\`around\` indexed chunks on each side, in document order, and the document with its signed \`open_url\`. The same
+access as search: the collection's owner and members, and a key with the \`query\` scope restricted to it or not. A
+document not in the collection, being deleted, or a chunk that is not indexed (yet, or any more: a re-chunk gives a
+document new chunks) is 404.`,
+    request: { params: PassageParams, query: PassageQuery },
+    responses: { 200: json(PassageWindowSchema, 'The passage and its neighbours') },
+    errors: collectionErrors,
+  },
+);
+
 const patchDocument = route.patch('/collections/{id}/documents/{document_id}', 'Replace a document’s metadata (owner only)', {
   operationId: 'patchDocument',
   access: 'ingest',
@@ -137,6 +157,11 @@ export function registerCollectionRoutes(app: App) {
     const page = limit === undefined && offset === undefined ? undefined : { limit: limit ?? null, offset: offset ?? 0 };
     const selected = filter === undefined ? undefined : checkedFilter(filter);
     return c.json(await c.var.services.documents.list(c.var.caller, c.req.valid('param').id, page, selected), 200);
+  });
+  app.openapi(passages, async (c) => {
+    const { id, document_id, chunk_index } = c.req.valid('param');
+    const { around } = c.req.valid('query');
+    return c.json(await c.var.services.documents.passages(c.var.caller, id, document_id, chunk_index, around), 200);
   });
   app.openapi(patchDocument, async (c) => {
     const { id, document_id } = c.req.valid('param');

@@ -5,7 +5,10 @@ import {
   DocumentFilterQuery,
   DocumentPatchSchema,
   DocumentSchema,
+  PassageQuery,
+  PassageWindowSchema,
   PersonalDocumentParams,
+  PersonalPassageParams,
 } from '../schemas/collections.ts';
 import { json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
@@ -90,6 +93,20 @@ const patchPersonalDocument = route.patch('/ingest/documents/{document_id}', 'Re
   responses: { 200: json(DocumentSchema, 'The document as now stored') },
   errors: [404, 409, 502],
 });
+
+const personalPassages = route.get(
+  '/ingest/documents/{document_id}/passages/{chunk_index}',
+  'A cited passage of a personal document with its neighbours',
+  {
+    operationId: 'getPersonalPassages',
+    access: 'query',
+    description:
+      'As `GET /collections/{id}/documents/{document_id}/passages/{chunk_index}`, for a document of the caller’s personal namespace. Anyone else’s document is 404; a key restricted to a collection is 403.',
+    request: { params: PersonalPassageParams, query: PassageQuery },
+    responses: { 200: json(PassageWindowSchema, 'The passage and its neighbours') },
+    errors: [403, 404],
+  },
+);
 
 const deletePersonalDocument = route.delete('/ingest/documents/{document_id}', 'Delete one of the caller’s personal documents', {
   operationId: 'deletePersonalDocument',
@@ -176,6 +193,11 @@ export function registerIngestRoutes(app: App) {
     const { filter } = c.req.valid('query');
     const selected = filter === undefined ? undefined : checkedFilter(filter);
     return c.json(await c.var.services.documents.listPersonal(c.var.caller, selected), 200);
+  });
+  app.openapi(personalPassages, async (c) => {
+    const { document_id, chunk_index } = c.req.valid('param');
+    const { around } = c.req.valid('query');
+    return c.json(await c.var.services.documents.personalPassages(c.var.caller, document_id, chunk_index, around), 200);
   });
   app.openapi(patchPersonalDocument, async (c) => {
     const { metadata } = c.req.valid('json');

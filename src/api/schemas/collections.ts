@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_CHUNK_SIZE, MIN_CHUNK_SIZE } from '#core/limits.ts';
+import { MAX_CHUNK_SIZE, MAX_PASSAGES_AROUND, MIN_CHUNK_SIZE } from '#core/limits.ts';
 import { DEFAULT_CONFIG, RETRIEVAL_STRATEGIES } from '#retrieval/config.ts';
 import { MAX_RERANK_CANDIDATES } from '#retrieval/rerank.ts';
+import { SourceSchema } from './chat.ts';
 import { CollectionParams, Id, optionalPageQuery, Permission, pathParam, Timestamp, text } from './common.ts';
 import { FilterQueryParam, MetadataSchema } from './metadata.ts';
 
@@ -116,6 +117,53 @@ export const DeletedSchema = z.object({ deleted: z.string() }).openapi('Deleted'
 const documentId = pathParam('document_id', 'Document id');
 export const DocumentParams = CollectionParams.extend({ document_id: documentId });
 export const PersonalDocumentParams = z.object({ document_id: documentId });
+
+const chunkIndex = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .openapi({ param: { name: 'chunk_index', in: 'path' }, type: 'integer', minimum: 0, description: 'A source’s `chunk_index`' });
+export const PassageParams = DocumentParams.extend({ chunk_index: chunkIndex });
+export const PersonalPassageParams = PersonalDocumentParams.extend({ chunk_index: chunkIndex });
+export const PassageQuery = z.object({
+  around: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_PASSAGES_AROUND)
+    .default(2)
+    .openapi({
+      param: { name: 'around', in: 'query' },
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_PASSAGES_AROUND,
+      default: 2,
+      description: `Neighbours on each side, 0–${MAX_PASSAGES_AROUND} (default 2)`,
+    }),
+});
+
+export const ShownPassageSchema = z
+  .object({
+    chunk_index: z.number().int(),
+    chunk_type: z.enum(['text', 'image_description']),
+    text: z.string().openapi({ description: 'The passage as a source shows it (an image’s description for a figure)' }),
+    page: SourceSchema.shape.page,
+    heading: SourceSchema.shape.heading,
+    image_url: z.string().nullable().openapi({ description: 'A signed link (1 hour) to the figure or scanned page' }),
+  })
+  .openapi('ShownPassage');
+
+export const PassageWindowSchema = z
+  .object({
+    document: DocumentSchema,
+    chunk_index: z.number().int().openapi({ description: 'The cited passage, one of `passages`' }),
+    passages: z.array(ShownPassageSchema).openapi({
+      description:
+        'The cited passage and its indexed neighbours, in document order; fewer at the document’s ends. A PDF ' +
+        'source’s `document.open_url` and `page` open it at the page.',
+    }),
+  })
+  .openapi('PassageWindow');
 
 export const DocumentListQuery = z.object({ ...optionalPageQuery(), filter: FilterQueryParam.optional() });
 export const DocumentFilterQuery = z.object({ filter: FilterQueryParam.optional() });

@@ -1,15 +1,26 @@
 import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
-import type { DocumentRow } from '#core/db/documents.ts';
+import type { DocumentRow, StoredChunk } from '#core/db/documents.ts';
 import { notFound } from '#core/errors.ts';
 import { type DocumentMetadata, documentFacets } from '#retrieval/document-facets.ts';
 import { type FilterNode, matchesFilter } from '#retrieval/filter.ts';
+import { locationOf, vectorMetadata } from '#retrieval/vector-metadata.ts';
 import type { ServiceDeps } from './deps.ts';
 import { createMetadataUpdate } from './document-metadata.ts';
 import type { Purge } from './purge.ts';
 
 /** Signed links to originals are short-lived: clients fetch them on demand. */
 export const OPEN_URL_SECONDS = 3600;
+
+/** A chunk as a citation shows it: where it sits in its document, as a search's source says. */
+export interface ShownPassage {
+  chunk_index: number;
+  chunk_type: StoredChunk['chunk_type'];
+  text: string;
+  page: number | string | null;
+  heading: string | null;
+  image_url: string | null;
+}
 
 export interface ListedDocument {
   id: string;
@@ -62,7 +73,49 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
     return page ? matching.slice(page.offset, page.limit === null ? undefined : page.offset + page.limit) : matching;
   }
 
+  /** The chunks from index - around to index + around; 404 when the cited one is not indexed. */
+  async function window(doc: DocumentRow, index: number, around: number) {
+    const rows = await documents.chunksBetween(doc.id, Math.max(0, index - around), index + around);
+    if (!rows.some((row) => row.chunk_index === index)) throw notFound('Passage');
+    const images = await store.signedUrls(
+      rows.flatMap((row) => (row.image_path ? [row.image_path] : [])),
+      OPEN_URL_SECONDS,
+    );
+    const [document] = await present([doc]);
+    const facets = documentFacets(doc);
+    const passages: ShownPassage[] = rows.map((row) => {
+      const { page, heading } = locationOf(vectorMetadata(doc.id, doc.name, row, facets));
+      return {
+        chunk_index: row.chunk_index,
+        chunk_type: row.chunk_type,
+        text: row.text ?? '',
+        page,
+        heading,
+        image_url: row.image_path ? (images.get(row.image_path) ?? null) : null,
+      };
+    });
+    return { document: document as ListedDocument, chunk_index: index, passages };
+  }
+
   return {
+    /**
+     * A cited passage with its neighbours, for a reader to see it in place: to whoever may search the
+     * collection (owner or member, and a key restricted to it), as search is.
+     */
+    async passages(caller: Caller, collectionId: string, documentId: string, index: number, around: number) {
+      await access.requireParticipant(caller, collectionId);
+      const doc = isUuid(documentId) ? await documents.findInCollection(collectionId, documentId) : undefined;
+      if (!doc || doc.deleting_at) throw notFound('Document');
+      return window(doc, index, around);
+    },
+
+    async personalPassages(caller: Caller, documentId: string, index: number, around: number) {
+      access.requireUnrestricted(caller);
+      const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
+      if (!doc || doc.deleting_at) throw notFound('Document');
+      return window(doc, index, around);
+    },
+
     /** Every document, or a page of them when `page` is given. */
     async list(
       caller: Caller,

@@ -49,6 +49,15 @@ export type NewDocument = Partial<Pick<DocumentRow, 'created_at' | 'content_sha2
     | 'chunk_size'
   >;
 
+/** A chunk as stored beside its vector: its text (an image's description) and where it sits. */
+export interface StoredChunk {
+  chunk_index: number;
+  chunk_type: 'text' | 'image_description';
+  text: string | null;
+  metadata: Record<string, unknown>;
+  image_path: string | null;
+}
+
 export function createDocumentRepo(sql: Sql) {
   return {
     async find(id: string): Promise<DocumentRow | undefined> {
@@ -151,6 +160,17 @@ export function createDocumentRepo(sql: Sql) {
       const rows = await sql<{ vector_id: string }[]>`
         select vector_id from document_chunks where document_id = ${documentId} order by chunk_index`;
       return rows.map((row) => row.vector_id);
+    },
+
+    /**
+     * Its indexed chunks from `from` to `to` (both included), in order: what a citation opens, with its neighbours.
+     * Chunks still pending or failed are not searchable, so they are not shown either.
+     */
+    chunksBetween(documentId: string, from: number, to: number): Promise<StoredChunk[]> {
+      return sql<StoredChunk[]>`
+        select chunk_index, chunk_type, text, metadata, image_path from document_chunks
+         where document_id = ${documentId} and chunk_index between ${from} and ${to} and state = 'done'
+         order by chunk_index`;
     },
 
     /** Replaces its metadata and answers the row; undefined if it is gone or being deleted. */
