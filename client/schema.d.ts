@@ -638,8 +638,10 @@ export interface paths {
      *
      *     1. `event: metadata` — `QueryMetadataEvent`, `{sources, embedding_latency_ms, retrieval_latency_ms, rerank}`, before any token;
      *     2. `event: token` — `QueryTokenEvent`, `{token}`, one per text delta of the model;
-     *     3. `event: done` — `QueryDoneEvent`, `{generation_latency_ms, time_to_first_token_ms}`, both timed from the start of
-     *        generation (just before the model is called, after `metadata`), so they leave out auth and retrieval;
+     *     3. `event: done` — `QueryDoneEvent`, `{generation_latency_ms, time_to_first_token_ms, evaluation_id}`, both times from the
+     *        start of generation (just before the model is called, after `metadata`), so they leave out auth and retrieval;
+     *        `evaluation_id` names the answer's record, written before `done` is sent, to rate it with
+     *        `PUT /query/answers/{evaluation_id}/feedback`;
      *        or, if generation fails after the stream began, `event: error` — `QueryErrorEvent`, `{"message": "Generation failed"}`.
      *
      *     The answer cites sources as `[n]`, the n-th entry of `metadata.sources`. A client that disconnects
@@ -673,6 +675,33 @@ export interface paths {
      *     **Credentials:** a bearer token, or an API key with the `query` scope.
      */
     post: operations['search'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/query/answers/{evaluation_id}/feedback': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Rate an answer (its asker only)
+     * @description Thumbs up or down on one of the caller's own answers, with an optional comment: `evaluation_id` is the
+     *     answer's, from the `done` event of `POST /query/` (or an assistant message of a chat session). A second PUT replaces the
+     *     rating; `feedback: null` takes it back (and its comment). The rating goes on the answer's evaluation record, so every
+     *     participant of the collection sees it there (`feedback`, `feedback_comment`), the stats count it, and the worst queries
+     *     put the answers rated down first. Anyone else's answer is 404, whatever their part in the collection; a key restricted
+     *     to one collection rates only the answers asked in that collection alone (403 otherwise).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `query` scope.
+     */
+    put: operations['rateAnswer'];
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1042,6 +1071,8 @@ export interface components {
     QueryDoneEvent: {
       generation_latency_ms: number;
       time_to_first_token_ms: number;
+      /** @description The answer’s evaluation record, written before this event: rate it with `PUT /query/answers/{evaluation_id}/feedback`. Null when it could not be recorded. */
+      evaluation_id: string | null;
     };
     /** @description `event: error`, last, instead of `done`, when generation fails after the stream began. */
     QueryErrorEvent: {
@@ -1427,6 +1458,17 @@ export interface components {
        * @example 2026-11-21T22:33:00.000Z
        */
       created_at: string;
+      /**
+       * Format: uuid
+       * @description An answer’s evaluation record, to rate it (`PUT /query/answers/{evaluation_id}/feedback`); null for questions and in a shared copy of a session
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      evaluation_id: string | null;
+      /**
+       * @description The asker’s rating of the answer; null when not rated
+       * @enum {string|null}
+       */
+      feedback: 'up' | 'down' | null;
     };
     CitationCheck: {
       /**
@@ -1633,6 +1675,35 @@ export interface components {
        */
       top_k?: number;
     };
+    AnswerFeedback: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      evaluation_id: string;
+      /** @enum {string|null} */
+      feedback: 'up' | 'down' | null;
+      comment: string | null;
+      /**
+       * Format: date-time
+       * @description When it was rated; null when it is not
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      rated_at: string | null;
+    };
+    FeedbackRequest: {
+      /**
+       * @description `up`, `down`, or null to take a rating back
+       * @example down
+       * @enum {string|null}
+       */
+      feedback: 'up' | 'down' | null;
+      /**
+       * @description Optional, up to 2000 characters; kept only with a rating
+       * @example The figure is last year’s.
+       */
+      comment?: string | null;
+    };
     Evaluation: {
       /**
        * Format: uuid
@@ -1677,6 +1748,13 @@ export interface components {
        * @example 2026-11-21T22:33:00.000Z
        */
       created_at: string;
+      /**
+       * @description What the asker thought of the answer (`PUT …/feedback`); null until rated
+       * @enum {string|null}
+       */
+      feedback: 'up' | 'down' | null;
+      /** @description The asker’s comment with the rating; null when none */
+      feedback_comment: string | null;
     };
     EvaluationStats: {
       /** @description Rows in the window (at most 500) */
@@ -1697,8 +1775,12 @@ export interface components {
       avg_generation_latency_ms: number | null;
       /** @description One point per UTC day with queries in the window, oldest first */
       trend: components['schemas']['EvaluationTrendPoint'][];
-      /** @description Up to 5 scored rows, worst first: lowest of the two scores, then lowest sum of both, then newest. A query is as bad as its weaker score: a faithful answer from irrelevant sources is still a bad answer. */
+      /** @description Up to 5 scored rows, worst first: those their asker rated `down` first, then lowest of the two scores, then lowest sum of both, then newest. A query is as bad as its weaker score: a faithful answer from irrelevant sources is still a bad answer; and a person’s thumbs down outranks any score. */
       worst_queries: components['schemas']['EvaluationWorstQuery'][];
+      /** @description Rows in the window their asker rated `up` */
+      feedback_up: number;
+      /** @description Rows in the window their asker rated `down` */
+      feedback_down: number;
     };
     EvaluationTrendPoint: {
       /**
@@ -1732,6 +1814,13 @@ export interface components {
        * @example 2026-11-21T22:33:00.000Z
        */
       created_at: string;
+      /**
+       * @description What the asker thought of the answer (`PUT …/feedback`); null until rated
+       * @enum {string|null}
+       */
+      feedback: 'up' | 'down' | null;
+      /** @description The asker’s comment with the rating; null when none */
+      feedback_comment: string | null;
     };
     CreatedApiKey: {
       /**
@@ -5033,6 +5122,96 @@ export interface operations {
       };
       /** @description An upstream service failed. */
       502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  rateAnswer: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The answer’s `evaluation_id` */
+        evaluation_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['FeedbackRequest'];
+      };
+    };
+    responses: {
+      /** @description The rating as stored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AnswerFeedback'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
         headers: {
           [name: string]: unknown;
         };

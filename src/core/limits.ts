@@ -116,3 +116,6 @@ export const MAX_FILTER_BYTES = 16 * 1024;
 
 /** The most neighbours a cited passage is shown with on either side (GET …/passages/{chunk_index}). */
 export const MAX_PASSAGES_AROUND = 10;
+
+/** The longest comment an asker may leave with a rating of an answer (PUT /query/answers/{id}/feedback). */
+export const MAX_FEEDBACK_COMMENT = 2000;

@@ -34,7 +34,8 @@ export type AnswerEvent =
       rerank: Retrieval['rerank'];
     }
   | { type: 'token'; token: string }
-  | { type: 'done'; generationLatencyMs: number; timeToFirstTokenMs: number }
+  /** `evaluationId` names the recorded answer (to rate it); null when recording it failed. */
+  | { type: 'done'; generationLatencyMs: number; timeToFirstTokenMs: number; evaluationId: string | null }
   /** `message` is the contract's; `cause` is for the log, never for the client. */
   | { type: 'error'; message: string; cause: unknown };
 
@@ -80,14 +81,19 @@ export function createAnswerService(deps: {
     prompt: AnswerPrompt & { history: HistoryMessage[] },
     found: Retrieval,
     signal: AbortSignal,
-    record: (outcome: Outcome) => Promise<void>,
+    answer: { evaluationId: string; record: (outcome: Outcome) => Promise<void> },
   ): AnswerStream {
     let settle!: (recording: Promise<void>) => void;
     const recorded = new Promise<void>((resolve) => (settle = resolve));
+    let recording: Promise<void> | undefined;
+    const recordOnce = (outcome: Outcome) => {
+      recording ??= answer.record(outcome);
+      return recording;
+    };
 
     async function* events(): AsyncGenerator<AnswerEvent> {
       let started = performance.now();
-      let answer = '';
+      let text = '';
       let firstToken: number | null = null;
       let generationMs: number | undefined;
       try {
@@ -98,7 +104,7 @@ export function createAnswerService(deps: {
         try {
           for await (const delta of models.streamAnswer({ ...prompt, abortSignal: signal })) {
             firstToken ??= performance.now() - started;
-            answer += delta;
+            text += delta;
             yield { type: 'token', token: delta };
             if (signal.aborted) break;
           }
@@ -109,14 +115,23 @@ export function createAnswerService(deps: {
         }
         generationMs = performance.now() - started;
         if (!failed) {
+          // Recorded before `done`, so that the answer `done` names can be rated at once. A failure is the
+          // route's to log (through `recorded`); the answer itself stands.
+          const saved = await recordOnce({ answer: text, generationMs, timeToFirstTokenMs: firstToken }).then(
+            () => true,
+            () => false,
+          );
           yield {
             type: 'done',
             generationLatencyMs: Math.round(generationMs),
             timeToFirstTokenMs: Math.round(firstToken ?? generationMs),
+            evaluationId: saved ? answer.evaluationId : null,
           };
         }
       } finally {
-        settle(record({ answer, generationMs: generationMs ?? performance.now() - started, timeToFirstTokenMs: firstToken }));
+        settle(
+          recordOnce({ answer: text, generationMs: generationMs ?? performance.now() - started, timeToFirstTokenMs: firstToken }),
+        );
       }
     }
 
@@ -147,8 +162,10 @@ export function createAnswerService(deps: {
         })),
       );
 
-      return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, async (outcome) => {
-        const evaluationId = await exchanges.record({
+      const evaluationId = crypto.randomUUID();
+      const record = async (outcome: Outcome) => {
+        await exchanges.record({
+          id: evaluationId,
           ...recordedScope(scope, session?.home),
           userId: caller.id,
           sessionId: input.sessionId ?? null,
@@ -166,7 +183,8 @@ export function createAnswerService(deps: {
           topK: found.topK,
         });
         if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
-      });
+      };
+      return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, { evaluationId, record });
     },
   };
 }

@@ -129,6 +129,10 @@ const ENDPOINTS: Endpoint[] = [
   // The same two operations over several collections: variants, not operations of their own.
   endpoint('search across collections', 'POST /query/search', inSeveral, participants, acrossCollections),
   endpoint('ask across collections', 'POST /query/', inSeveral, participants, acrossCollections),
+  endpoint('rate answer', 'PUT /query/answers/{ownerAnswer}/feedback', inCollection('query'), ownerThing, {
+    feedback: 'down',
+    comment: 'Not it',
+  }),
   endpoint('list evaluations', 'GET /evals/{collection}', inCollection('collections:read'), participants),
   endpoint('evaluation stats', 'GET /evals/{collection}/stats', inCollection('collections:read'), participants),
   endpoint('create share', 'POST /collections/{collection}/shares', inCollection('bearer'), ownerOnly, { permission: 'query' }),
@@ -169,6 +173,8 @@ interface Fixture extends SharedCollection {
   job: string;
   document: string;
   personalDocument: string;
+  /** An answer the owner was given in the collection (its evaluation record). */
+  ownerAnswer: string;
   ownerKey: string;
   ownerHook: string;
 }
@@ -187,6 +193,7 @@ function request({ path, body }: Endpoint, fx: Fixture, cast: Callers) {
     document: fx.document,
     personalDocument: fx.personalDocument,
     chunk: '0',
+    ownerAnswer: fx.ownerAnswer,
     ownerKey: fx.ownerKey,
     ownerHook: fx.ownerHook,
     alsoShared,
@@ -401,9 +408,16 @@ async function fixture(): Promise<Fixture> {
     body: { url: `${stack.receiverUrl}/hook`, events: ['ingest.failed'] },
   });
   expect(hook.status).toBe(200);
+  const [answer] = await db()<{ id: string }[]>`
+    insert into evaluations (collection_id, user_id, question, answer, sources, total_latency_ms, embedding_latency_ms,
+                             retrieval_latency_ms, engine, retrieval_strategy, top_k)
+    values (${fx.collectionId}, ${cast.owner.id}, 'Asked', 'Answered [1].', '[]'::jsonb, 10, 0, 5, 'devstack:extractive',
+            'similarity', 5)
+    returning id`;
   return {
     ...fx,
     job: job.jobId,
+    ownerAnswer: answer?.id as string,
     document: job.documentId,
     personalDocument: personal.documentId,
     ownerKey: (await createKey(cast.owner, ['query'])).id,

@@ -100,6 +100,8 @@ describe('sessions', () => {
         citations: null,
         collection_ids: [fx.collectionId],
         created_at: expect.any(String),
+        evaluation_id: null,
+        feedback: null,
       },
       {
         id: expect.any(String),
@@ -116,6 +118,8 @@ describe('sessions', () => {
         citations: null,
         collection_ids: [fx.collectionId],
         created_at: expect.any(String),
+        evaluation_id: null,
+        feedback: null,
       },
     ]);
   });

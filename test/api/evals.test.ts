@@ -47,6 +47,8 @@ function evaluation(
     top_k: 5,
     scorer: scores ? 'judge' : null,
     scorer_error: null,
+    feedback: null,
+    feedback_comment: null,
     ...extra,
     created_at: createdAt,
   };
@@ -81,7 +83,9 @@ function expectedStats(window: EvalRow[]) {
         b.faithfulness_score,
         b.context_relevance_score,
       ].map(Number) as [number, number, number, number];
+      const downFirst = Number(a.feedback !== 'down') - Number(b.feedback !== 'down');
       return (
+        downFirst ||
         Math.min(fa, ca) - Math.min(fb, cb) ||
         fa + ca - (fb + cb) ||
         b.created_at.localeCompare(a.created_at) ||
@@ -119,7 +123,11 @@ function expectedStats(window: EvalRow[]) {
       total_latency_ms: row.total_latency_ms,
       engine: row.engine,
       created_at: row.created_at,
+      feedback: row.feedback,
+      feedback_comment: row.feedback_comment,
     })),
+    feedback_up: window.filter((row) => row.feedback === 'up').length,
+    feedback_down: window.filter((row) => row.feedback === 'down').length,
   };
 }
 
@@ -135,6 +143,7 @@ function expectStatsClose(actual: Record<string, any>, expected: ReturnType<type
   expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
   expect(actual.total_queries).toBe(expected.total_queries);
   expect(actual.scored_queries).toBe(expected.scored_queries);
+  expect([actual.feedback_up, actual.feedback_down]).toEqual([expected.feedback_up, expected.feedback_down]);
   for (const key of [
     'avg_faithfulness',
     'avg_context_relevance',
@@ -202,8 +211,14 @@ beforeAll(async () => {
     evaluation(id, owner.id, '2026-11-21T08:00:00.000Z', 'What did the control group get?', [0.6, 0.35], {
       engine: EXTRACTIVE,
     }),
-    evaluation(id, owner.id, '2026-11-21T12:00:00.000Z', 'How many participants enrolled?', [0.88, 0.92]),
-    evaluation(id, memberQuery.id, '2026-11-21T12:00:01.000Z', 'What was the dropout rate?', [0.7, 0.66]),
+    // Its asker rated it down: first among the worst, however well it scored.
+    evaluation(id, owner.id, '2026-11-21T12:00:00.000Z', 'How many participants enrolled?', [0.88, 0.92], {
+      feedback: 'down',
+      feedback_comment: 'It counted the screened, not the enrolled',
+    }),
+    evaluation(id, memberQuery.id, '2026-11-21T12:00:01.000Z', 'What was the dropout rate?', [0.7, 0.66], {
+      feedback: 'up',
+    }),
   ];
   await insert(rows);
 });
@@ -309,12 +324,13 @@ describe('GET /evals/{collection_id}/stats', () => {
     });
     expect(response.body.trend[1].avg_faithfulness).toBeCloseTo(0.15, 12);
     expect(response.body.worst_queries.map((q: { question: string }) => q.question)).toEqual([
+      'How many participants enrolled?',
       'Who funded the trial?',
       'What did the control group get?',
       'Is vitamin D linked to mood?',
       'Which dose was given?',
-      'How long was the follow-up?',
     ]);
+    expect(response.body).toMatchObject({ feedback_up: 1, feedback_down: 1 });
     expect(response.body.avg_generation_latency_ms).toBeCloseTo((1300 * 9 + 230) / 10, 12);
   });
 
@@ -407,9 +423,11 @@ describe('GET /evals/{collection_id}/stats', () => {
         avg_generation_latency_ms: null,
         trend: [],
         worst_queries: [],
+        feedback_up: 0,
+        feedback_down: 0,
       },
     });
-    expect(Object.keys(stats.body)).toHaveLength(10);
+    expect(Object.keys(stats.body)).toHaveLength(12);
     expect((await api('GET', `/evals/${collection.id}`, { token: cast.owner.token })).body).toEqual([]);
   });
 

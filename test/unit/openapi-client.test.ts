@@ -109,7 +109,7 @@ describe('readQueryStream', () => {
       'llo"}\r\n\r\n',
       'event: progress\ndata: {}\n\n',
       'event: token\rdata: {"token":" world"}\r\r',
-      'event: done\ndata: {"generation_latency_ms":5,"time_to_first_token_ms":1}\n\n',
+      'event: done\ndata: {"generation_latency_ms":5,"time_to_first_token_ms":1,"evaluation_id":"e1"}\n\n',
       'event: token\ndata: {"token":"never finished"}\n',
     ].join('');
     // Cut the bytes in the middle of the é as well as everywhere else.
@@ -125,7 +125,7 @@ describe('readQueryStream', () => {
       { event: 'metadata', data: metadata },
       { event: 'token', data: { token: 'Héllo' } },
       { event: 'token', data: { token: ' world' } },
-      { event: 'done', data: { generation_latency_ms: 5, time_to_first_token_ms: 1 } },
+      { event: 'done', data: { generation_latency_ms: 5, time_to_first_token_ms: 1, evaluation_id: 'e1' } },
     ]);
   });
 

@@ -1,8 +1,15 @@
 import { z } from '@hono/zod-openapi';
 import type { App } from '../context.ts';
-import { ChatCollectionParams, json } from '../schemas/common.ts';
+import { ChatCollectionParams, json, jsonBody } from '../schemas/common.ts';
 import { collectionErrors } from '../schemas/error.ts';
-import { EvalListQuery, EvaluationSchema, EvaluationStatsSchema } from '../schemas/evals.ts';
+import {
+  AnswerParams,
+  EvalListQuery,
+  EvaluationSchema,
+  EvaluationStatsSchema,
+  FeedbackRequestSchema,
+  FeedbackSchema,
+} from '../schemas/evals.ts';
 import { taggedRoutes } from './define-route.ts';
 
 const route = taggedRoutes('Evaluations', { errors: collectionErrors });
@@ -39,7 +46,29 @@ collections count only for a participant of each of them, as in the listing.`,
   responses: { 200: json(EvaluationStatsSchema, 'Evaluation stats') },
 });
 
+const feedback = route.put('/query/answers/{evaluation_id}/feedback', 'Rate an answer (its asker only)', {
+  operationId: 'rateAnswer',
+  access: 'query',
+  description: `Thumbs up or down on one of the caller's own answers, with an optional comment: \`evaluation_id\` is the
+answer's, from the \`done\` event of \`POST /query/\` (or an assistant message of a chat session). A second PUT replaces the
+rating; \`feedback: null\` takes it back (and its comment). The rating goes on the answer's evaluation record, so every
+participant of the collection sees it there (\`feedback\`, \`feedback_comment\`), the stats count it, and the worst queries
+put the answers rated down first. Anyone else's answer is 404, whatever their part in the collection; a key restricted
+to one collection rates only the answers asked in that collection alone (403 otherwise).`,
+  request: { params: AnswerParams, body: jsonBody(FeedbackRequestSchema) },
+  responses: { 200: json(FeedbackSchema, 'The rating as stored') },
+  errors: [403, 404],
+});
+
 export function registerEvalRoutes(app: App) {
+  app.openapi(feedback, async (c) => {
+    const { feedback, comment } = c.req.valid('json');
+    const rated = await c.var.services.evals.rate(c.var.caller, c.req.valid('param').evaluation_id, {
+      feedback,
+      comment: comment ?? null,
+    });
+    return c.json(rated, 200);
+  });
   app.openapi(list, async (c) =>
     c.json(await c.var.services.evals.list(c.var.caller, c.req.valid('param').collection_id, c.req.valid('query')), 200),
   );

@@ -39,8 +39,10 @@ component of its own:
 
 1. \`event: metadata\` — \`QueryMetadataEvent\`, \`{sources, embedding_latency_ms, retrieval_latency_ms, rerank}\`, before any token;
 2. \`event: token\` — \`QueryTokenEvent\`, \`{token}\`, one per text delta of the model;
-3. \`event: done\` — \`QueryDoneEvent\`, \`{generation_latency_ms, time_to_first_token_ms}\`, both timed from the start of
-   generation (just before the model is called, after \`metadata\`), so they leave out auth and retrieval;
+3. \`event: done\` — \`QueryDoneEvent\`, \`{generation_latency_ms, time_to_first_token_ms, evaluation_id}\`, both times from the
+   start of generation (just before the model is called, after \`metadata\`), so they leave out auth and retrieval;
+   \`evaluation_id\` names the answer's record, written before \`done\` is sent, to rate it with
+   \`PUT /query/answers/{evaluation_id}/feedback\`;
    or, if generation fails after the stream began, \`event: error\` — \`QueryErrorEvent\`, \`{"message": "Generation failed"}\`.
 
 The answer cites sources as \`[n]\`, the n-th entry of \`metadata.sources\`. A client that disconnects
@@ -158,6 +160,7 @@ function toSse(event: AnswerEvent): QueryEvent {
         data: {
           generation_latency_ms: event.generationLatencyMs,
           time_to_first_token_ms: event.timeToFirstTokenMs,
+          evaluation_id: event.evaluationId,
         },
       };
     case 'error':

@@ -89,6 +89,12 @@ export const MessageSchema = z
         'recorded before questions could search several.',
     }),
     created_at: Timestamp,
+    evaluation_id: Id.nullable().openapi({
+      description:
+        'An answer’s evaluation record, to rate it (`PUT /query/answers/{evaluation_id}/feedback`); null for questions ' +
+        'and in a shared copy of a session',
+    }),
+    feedback: z.enum(['up', 'down']).nullable().openapi({ description: 'The asker’s rating of the answer; null when not rated' }),
   })
   .openapi('ChatMessage');
 

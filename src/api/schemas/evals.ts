@@ -1,11 +1,44 @@
 import { z } from '@hono/zod-openapi';
-import { Id, pageQuery, Timestamp } from './common.ts';
+import { MAX_FEEDBACK_COMMENT } from '#core/limits.ts';
+import { Id, pageQuery, pathParam, Timestamp, text } from './common.ts';
 
 const Score = z.number().min(0).max(1);
 const Millis = z.number().int();
 const MeanMillis = z.number().nullable().openapi({ description: 'Milliseconds; null when the window has no rows' });
 
 export const EvalListQuery = z.object(pageQuery(50));
+
+const Rating = z.enum(['up', 'down']);
+const feedbackFields = {
+  feedback: Rating.nullable().openapi({
+    description: 'What the asker thought of the answer (`PUT …/feedback`); null until rated',
+  }),
+  feedback_comment: z.string().nullable().openapi({ description: 'The asker’s comment with the rating; null when none' }),
+};
+
+export const AnswerParams = z.object({ evaluation_id: pathParam('evaluation_id', 'The answer’s `evaluation_id`') });
+
+export const FeedbackRequestSchema = z
+  .object({
+    feedback: Rating.nullable().openapi({ description: '`up`, `down`, or null to take a rating back', example: 'down' }),
+    comment: text({ min: 1, max: MAX_FEEDBACK_COMMENT, multiline: true })
+      .nullish()
+      .openapi({
+        description: `Optional, up to ${MAX_FEEDBACK_COMMENT} characters; kept only with a rating`,
+        example: 'The figure is last year’s.',
+      }),
+  })
+  .strict()
+  .openapi('FeedbackRequest');
+
+export const FeedbackSchema = z
+  .object({
+    evaluation_id: Id,
+    feedback: Rating.nullable(),
+    comment: z.string().nullable(),
+    rated_at: Timestamp.nullable().openapi({ description: 'When it was rated; null when it is not' }),
+  })
+  .openapi('AnswerFeedback');
 
 export const EvaluationSchema = z
   .object({
@@ -44,6 +77,7 @@ export const EvaluationSchema = z
     scorer: z.string().nullable().openapi({ description: 'Which scorer filled the scores in; null until scored' }),
     scorer_error: z.string().nullable().openapi({ description: 'Why the scores could not be computed; null otherwise' }),
     created_at: Timestamp,
+    ...feedbackFields,
   })
   .openapi('Evaluation');
 
@@ -68,6 +102,7 @@ export const WorstQuerySchema = z
     total_latency_ms: Millis,
     engine: z.string(),
     created_at: Timestamp,
+    ...feedbackFields,
   })
   .openapi('EvaluationWorstQuery');
 
@@ -88,8 +123,11 @@ export const EvaluationStatsSchema = z
     trend: z.array(TrendPointSchema).openapi({ description: 'One point per UTC day with queries in the window, oldest first' }),
     worst_queries: z.array(WorstQuerySchema).openapi({
       description:
-        'Up to 5 scored rows, worst first: lowest of the two scores, then lowest sum of both, then newest. ' +
-        'A query is as bad as its weaker score: a faithful answer from irrelevant sources is still a bad answer.',
+        'Up to 5 scored rows, worst first: those their asker rated `down` first, then lowest of the two scores, then ' +
+        'lowest sum of both, then newest. A query is as bad as its weaker score: a faithful answer from irrelevant ' +
+        'sources is still a bad answer; and a person’s thumbs down outranks any score.',
     }),
+    feedback_up: z.number().int().openapi({ description: 'Rows in the window their asker rated `up`' }),
+    feedback_down: z.number().int().openapi({ description: 'Rows in the window their asker rated `down`' }),
   })
   .openapi('EvaluationStats');

@@ -91,6 +91,14 @@ export const QueryDoneEventSchema = z
   .object({
     generation_latency_ms: z.number().int(),
     time_to_first_token_ms: z.number().int(),
+    evaluation_id: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The answer’s evaluation record, written before this event: rate it with `PUT /query/answers/{evaluation_id}/feedback`. ' +
+          'Null when it could not be recorded.',
+      }),
   })
   .openapi('QueryDoneEvent', {
     description:

@@ -1,4 +1,6 @@
 import type { Caller } from '#core/caller.ts';
+import type { Feedback } from '#core/db/evaluations.ts';
+import { forbidden, notFound } from '#core/errors.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Evaluations are the collection's, not the asker's: every participant sees every query. */
@@ -13,6 +15,22 @@ export function createEvalService(deps: Pick<ServiceDeps, 'access' | 'evaluation
     async stats(caller: Caller, collectionId: string) {
       const { collection } = await access.requireParticipant(caller, collectionId);
       return evaluations.stats(collection.id, viewerOf(caller));
+    },
+
+    /**
+     * The asker's rating of their own answer, which every participant then sees on its record. Anyone else's answer
+     * does not exist (404); a key restricted to one collection rates only answers asked there alone (403).
+     */
+    async rate(caller: Caller, evaluationId: string, rating: { feedback: Feedback | null; comment: string | null }) {
+      const answer = await evaluations.answerOf(evaluationId, caller.id);
+      if (!answer) throw notFound('Answer');
+      const within = caller.key?.collectionId;
+      if (within && (answer.collection_ids.length !== 1 || answer.collection_ids[0] !== within)) {
+        throw forbidden('This API key is restricted to another collection');
+      }
+      const rated = await evaluations.setFeedback(evaluationId, caller.id, rating);
+      if (!rated) throw notFound('Answer');
+      return rated;
     },
   };
 }

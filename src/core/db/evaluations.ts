@@ -1,4 +1,4 @@
-import type { Sql } from './client.ts';
+import { isUuid, type Sql } from './client.ts';
 
 /** The stats read at most this many of a collection's most recent evaluations. */
 export const STATS_WINDOW = 500;
@@ -26,6 +26,19 @@ export interface EvaluationRow {
   scorer: string | null;
   scorer_error: string | null;
   created_at: string;
+  /** What the asker thought of the answer; null until rated. */
+  feedback: Feedback | null;
+  feedback_comment: string | null;
+}
+
+export type Feedback = 'up' | 'down';
+
+/** A rating as the asker left it; `feedback` null: none, or taken back. */
+export interface AnswerFeedback {
+  evaluation_id: string;
+  feedback: Feedback | null;
+  comment: string | null;
+  rated_at: string | null;
 }
 
 export interface TrendPoint {
@@ -44,6 +57,8 @@ export interface WorstQuery {
   total_latency_ms: number;
   engine: string;
   created_at: string;
+  feedback: Feedback | null;
+  feedback_comment: string | null;
 }
 
 export interface EvaluationStats {
@@ -57,6 +72,8 @@ export interface EvaluationStats {
   avg_generation_latency_ms: number | null;
   trend: TrendPoint[];
   worst_queries: WorstQuery[];
+  feedback_up: number;
+  feedback_down: number;
 }
 
 /** Who reads a collection's records: a user, through a key restricted to that collection or not. */
@@ -87,7 +104,7 @@ export function createEvaluationRepo(sql: Sql) {
                total_latency_ms, embedding_latency_ms, retrieval_latency_ms, rerank_latency_ms, generation_latency_ms,
                time_to_first_token_ms, engine, retrieval_strategy, top_k,
                to_jsonb(case when cardinality(collection_ids) = 0 then array[collection_id] else collection_ids end) as collection_ids,
-               scorer, scorer_error, created_at
+               scorer, scorer_error, created_at, feedback, feedback_comment
           from evaluations
          where collection_id = ${collectionId} and ${visibleTo(sql, viewer)}
          order by created_at desc, id desc
@@ -104,7 +121,7 @@ export function createEvaluationRepo(sql: Sql) {
       const [row] = await sql<EvaluationStats[]>`
         with recent as (
           select id, question, faithfulness_score, context_relevance_score, citation_support_score, total_latency_ms,
-                 retrieval_latency_ms, generation_latency_ms, engine, created_at,
+                 retrieval_latency_ms, generation_latency_ms, engine, created_at, feedback, feedback_comment,
                  (faithfulness_score is not null and context_relevance_score is not null) as scored
             from evaluations
            where collection_id = ${collectionId} and ${visibleTo(sql, viewer)}
@@ -123,8 +140,10 @@ export function createEvaluationRepo(sql: Sql) {
         worst as (
           select id, question, faithfulness_score, context_relevance_score, total_latency_ms, engine,
                  to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+                 feedback, feedback_comment,
                  row_number() over (
-                   order by least(faithfulness_score, context_relevance_score),
+                   order by (feedback is distinct from 'down'),
+                            least(faithfulness_score, context_relevance_score),
                             faithfulness_score + context_relevance_score,
                             created_at desc, id desc
                  ) as rank
@@ -141,6 +160,8 @@ export function createEvaluationRepo(sql: Sql) {
                avg(total_latency_ms)::float8 as avg_total_latency_ms,
                avg(retrieval_latency_ms)::float8 as avg_retrieval_latency_ms,
                avg(generation_latency_ms)::float8 as avg_generation_latency_ms,
+               (count(*) filter (where feedback = 'up'))::int as feedback_up,
+               (count(*) filter (where feedback = 'down'))::int as feedback_down,
                coalesce((select json_agg(json_build_object(
                           'date', date, 'avg_faithfulness', avg_faithfulness,
                           'avg_context_relevance', avg_context_relevance,
@@ -149,10 +170,38 @@ export function createEvaluationRepo(sql: Sql) {
                coalesce((select json_agg(json_build_object(
                           'id', id, 'question', question, 'faithfulness_score', faithfulness_score,
                           'context_relevance_score', context_relevance_score, 'total_latency_ms', total_latency_ms,
-                          'engine', engine, 'created_at', created_at) order by rank)
+                          'engine', engine, 'created_at', created_at, 'feedback', feedback,
+                          'feedback_comment', feedback_comment) order by rank)
                            from worst), '[]'::json) as worst_queries
           from recent`;
       if (!row) throw new Error('The stats query returned no row');
+      return row;
+    },
+
+    /** Where one of the user's answers was asked; undefined for anyone else's, or none. */
+    async answerOf(id: string, userId: string): Promise<{ collection_ids: string[] } | undefined> {
+      if (!isUuid(id)) return undefined;
+      const [row] = await sql<{ collection_ids: string[] }[]>`
+        select to_jsonb(case when cardinality(collection_ids) = 0 and collection_id is not null
+                             then array[collection_id] else collection_ids end) as collection_ids
+          from evaluations where id = ${id} and user_id = ${userId}`;
+      return row;
+    },
+
+    /** Sets (or, with null, takes back) the user's rating of their answer; undefined when it is not theirs. */
+    async setFeedback(
+      id: string,
+      userId: string,
+      rating: { feedback: Feedback | null; comment: string | null },
+    ): Promise<AnswerFeedback | undefined> {
+      if (!isUuid(id)) return undefined;
+      const comment = rating.feedback === null ? null : rating.comment;
+      const [row] = await sql<AnswerFeedback[]>`
+        update evaluations
+           set feedback = ${rating.feedback}, feedback_comment = ${comment},
+               feedback_at = case when ${rating.feedback}::text is null then null else now() end
+         where id = ${id} and user_id = ${userId}
+        returning id as evaluation_id, feedback, feedback_comment as comment, feedback_at as rated_at`;
       return row;
     },
   };

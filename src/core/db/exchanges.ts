@@ -1,6 +1,8 @@
 import { isUuid, type Sql, type Tx } from './client.ts';
 
 export interface Exchange {
+  /** The evaluation record's id, chosen before the answer ends so that the stream can name it. */
+  id: string;
   /** Where the record is listed: the session's collection, else the first searched; null for the personal space. */
   collectionId: string | null;
   /** Every collection the question searched, in the order asked; none for the personal space. */
@@ -33,12 +35,12 @@ export function createExchangeRepo(sql: Sql) {
     /**
      * The question and answer in their session (when there is one, which also moves its
      * updated_at and names an untitled session after the question) and the evaluation
-     * record, in one transaction. Returns the evaluation's id.
+     * record (`exchange.id`), in one transaction.
      */
-    record(exchange: Exchange): Promise<string> {
+    async record(exchange: Exchange): Promise<void> {
       // Without a session the record is one insert: no transaction, two round trips fewer per answer.
       if (!exchange.sessionId) return insertEvaluation(sql, exchange, null);
-      return sql.begin(async (tx) => {
+      await sql.begin(async (tx) => {
         const [session] = await tx`
           update chat_sessions
              set updated_at = now(), title = coalesce(title, ${titleFrom(exchange.question)})
@@ -46,7 +48,8 @@ export function createExchangeRepo(sql: Sql) {
           returning id`;
         // The session may have been deleted while the answer streamed: the record still stands.
         const sessionId = session ? exchange.sessionId : null;
-        const evaluationId = await insertEvaluation(tx, exchange, sessionId);
+        await insertEvaluation(tx, exchange, sessionId);
+        const evaluationId = exchange.id;
         if (sessionId) {
           // The answer names its record, so the scoring worker can put the citation checks on it.
           const searched = uuidArray(exchange.collectionIds);
@@ -55,14 +58,13 @@ export function createExchangeRepo(sql: Sql) {
                           (${sessionId}, 'assistant', ${exchange.answer}, ${tx.json(exchange.sources as never)}, ${evaluationId},
                            ${searched}::uuid[])`;
         }
-        return evaluationId;
       });
     },
   };
 }
 
-async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: string | null): Promise<string> {
-  const evaluationId = crypto.randomUUID();
+async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: string | null): Promise<void> {
+  const evaluationId = exchange.id;
   await sql`
     insert into evaluations (id, collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
                              embedding_latency_ms, retrieval_latency_ms, rerank_latency_ms, generation_latency_ms,
@@ -72,7 +74,6 @@ async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: st
             ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.rerankLatencyMs}, ${exchange.generationLatencyMs},
             ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK},
             ${uuidArray(exchange.collectionIds)}::uuid[])`;
-  return evaluationId;
 }
 
 function titleFrom(question: string): string {

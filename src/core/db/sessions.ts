@@ -22,6 +22,10 @@ export interface MessageRow {
   /** The collections the exchange searched; the session's own for exchanges recorded before this was kept. */
   collection_ids: string[];
   created_at: string;
+  /** An answer's evaluation record, to rate it; null for questions and for the copies a shared session holds. */
+  evaluation_id: string | null;
+  /** Its asker's rating of the answer; null for questions and answers not rated. */
+  feedback: 'up' | 'down' | null;
 }
 
 /**
@@ -91,8 +95,10 @@ export function createSessionRepo(sql: Sql) {
     messages(sessionId: string): Promise<MessageRow[]> {
       return sql<MessageRow[]>`
         select m.id, m.role, m.content, m.sources, m.citations,
-               to_jsonb(coalesce(m.collection_ids, array[s.collection_id])) as collection_ids, m.created_at
+               to_jsonb(coalesce(m.collection_ids, array[s.collection_id])) as collection_ids, m.created_at,
+               m.evaluation_id, e.feedback
           from chat_messages m join chat_sessions s on s.id = m.session_id
+               left join evaluations e on e.id = m.evaluation_id
          where m.session_id = ${sessionId} order by m.position`;
     },
 
