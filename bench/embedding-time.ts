@@ -2,9 +2,9 @@
  * The embedding time itself, per document: what the ingest worker sends to /v1/embeddings for the load run's
  * documents (the first N PubMedQA abstracts, parsed and chunked as the pipeline does at the default
  * chunk_size, the heading path before the text), embedded by the devstack's engine alone on an idle machine,
- * in the batches the embed step sends. Compare with docs/s of `bench/load.ts --roots sparse=.@off,hybrid=.@DIR`.
+ * in the batches the embed step sends. The model is the devstack's default (bge-small-en-v1.5) unless --model names another. Compare with docs/s of `bench/load.ts --roots sparse=.@off,hybrid=.@DIR`.
  *
- *   npx tsx bench/embedding-time.ts [--documents 100] [--model ../shared/weights/all-MiniLM-L6-v2] [--rounds 3]
+ *   npx tsx bench/embedding-time.ts [--documents 100] [--model ../shared/weights/bge-small-en-v1.5] [--rounds 3]
  */
 import { join } from 'node:path';
 import { indexedText } from '#retrieval/vector-metadata.ts';
@@ -19,7 +19,7 @@ import { median } from './stats.ts';
 
 const flags = readFlags({
   documents: whole('100', 1, 500),
-  model: text(new URL('../../shared/weights/all-MiniLM-L6-v2', import.meta.url).pathname),
+  model: text(new URL('../../shared/weights/bge-small-en-v1.5', import.meta.url).pathname),
   rounds: whole('3', 1),
 });
 // The collection default (src/api/services/collections.ts) and the ingest worker's batch.
