@@ -129,7 +129,9 @@ describe.skipIf(skipRealPostgres)('Postgres down for the API', () => {
     expect(status).toBe(200);
     expect(events[0]?.event).toBe('metadata');
     expect(events.at(-1)?.event).toBe('done');
-    // The exchange is recorded after the stream, through a connection that is refused: it is lost (logged).
+    // The exchange is recorded before `done`, through a connection that is refused: it is lost (logged), and
+    // `done` names no record to rate.
+    expect(events.at(-1)?.data.evaluation_id).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 500));
     await clearFaults();
     expect(await count()).toBe(before);
