@@ -6,6 +6,13 @@
 /** The largest original accepted, uploaded or fetched from a URL (supabase/config.toml's bucket says the same). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
+/**
+ * The file name extensions an upload may have (the contract's types; `.markdown` is Markdown too). The web app
+ * checks a file against these and MAX_DOCUMENT_BYTES before sending a byte; the API decides by content.
+ */
+export const UPLOAD_EXTENSIONS = ['pdf', 'docx', 'pptx', 'xlsx', 'csv', 'txt', 'md', 'markdown'] as const;
+export type UploadExtension = (typeof UPLOAD_EXTENSIONS)[number];
+
 /** What may come before an upload's file part: the boundary, other form fields and the part headers. */
 export const MAX_UPLOAD_BYTES_BEFORE_FILE = 64 * 1024;
 

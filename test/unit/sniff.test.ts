@@ -37,6 +37,10 @@ describe('typeFromExtension', () => {
     ['archive.tar.gz', null],
     ['Makefile', null],
     ['setup.exe', null],
+    // Names of Object.prototype's members are no extensions (the lookup once answered a function for them).
+    ['x.constructor', null],
+    ['x.toString', null],
+    ['x.__proto__', null],
   ])('%s → %s', (name, type) => {
     expect(typeFromExtension(name)).toBe(type);
   });

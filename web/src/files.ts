@@ -1,6 +1,6 @@
-/** What the service ingests: the contract's types and its 50 MB limit, checked before any byte is sent. */
-export const MAX_BYTES = 50 * 1024 * 1024;
-export const EXTENSIONS = ['pdf', 'docx', 'pptx', 'xlsx', 'csv', 'txt', 'md'] as const;
+import { UPLOAD_EXTENSIONS as EXTENSIONS, MAX_DOCUMENT_BYTES as MAX_BYTES } from '../../src/core/limits.ts';
+
+/** What the service ingests: the contract's types and its 50 MB limit (the API's own), checked before any byte is sent. */
 export const ACCEPT = EXTENSIONS.map((ext) => `.${ext}`).join(',');
 
 /** Why a file cannot be uploaded, in words; null when it may be. */

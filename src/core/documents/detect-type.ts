@@ -1,4 +1,5 @@
 import { indexOfBytes, startsWith } from '../bytes.ts';
+import type { UploadExtension } from '../limits.ts';
 import { detectTextEncoding, type TextEncoding } from './text-encoding.ts';
 import { listZipHead, looksLikeZip, readHeadEntryText } from './zip.ts';
 
@@ -38,7 +39,7 @@ export type Sniffed =
 
 export type UploadCheck = { ok: true; type: DocType; contentType: string } | { ok: false; reason: string };
 
-const EXTENSIONS: Record<string, DocType> = {
+const EXTENSIONS: Record<UploadExtension, DocType> = {
   pdf: 'pdf',
   docx: 'docx',
   pptx: 'pptx',
@@ -71,7 +72,7 @@ function extensionOf(filename: string): string | null {
 /** The type an upload's name claims. HTML is not uploadable: only URL ingestion produces it. */
 export function typeFromExtension(filename: string): DocType | null {
   const ext = extensionOf(filename);
-  return ext === null ? null : (EXTENSIONS[ext] ?? null);
+  return ext !== null && Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext as UploadExtension] : null;
 }
 
 const MAGIC: [string, number[]][] = [
