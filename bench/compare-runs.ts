@@ -4,7 +4,10 @@
  * queries: the mean difference, queries better and worse, and a 95 % interval from a paired bootstrap
  * (10,000 resamples of the queries, a fixed seed so that a report can be reproduced).
  *
- *   npx tsx bench/compare-runs.ts --file results.json [--baseline dbsf] [--metric ndcg10]
+ *   npx tsx bench/compare-runs.ts --file results.json [--baseline dbsf] [--metric ndcg10] [--against other.json]
+ *
+ * --against  take the baseline pass from another run of the same queries (another chunk size, another model), to
+ *            compare two indexes rather than two fusions over one
  *
  * An interval that holds 0 means the two orders cannot be told apart on these queries.
  */
@@ -21,12 +24,13 @@ interface Pass {
   perQuery: PerQuery[];
 }
 
-const flags = readFlags({ file: text(), baseline: text('dbsf'), metric: text('ndcg10') });
+const flags = readFlags({ file: text(), baseline: text('dbsf'), metric: text('ndcg10'), against: text() });
 const file = flags.file ?? fail('usage: npx tsx bench/compare-runs.ts --file results.json [--baseline dbsf] [--metric ndcg10]');
 
-const report = JSON.parse(readFileSync(file, 'utf8')) as { results: { runs: Pass[] }[] };
-const passes = report.results.flatMap((result) => result.runs);
-const baseline = passes.find((pass) => pass.fusion === flags.baseline);
+const passesOf = (path: string) =>
+  (JSON.parse(readFileSync(path, 'utf8')) as { results: { runs: Pass[] }[] }).results.flatMap((result) => result.runs);
+const passes = passesOf(file);
+const baseline = passesOf(flags.against ?? file).find((pass) => pass.fusion === flags.baseline);
 if (!baseline) throw new Error(`no pass with fusion ${flags.baseline}: ${passes.map((p) => p.fusion).join(', ')}`);
 
 const metricOf = (query: PerQuery) => Number(query[flags.metric as string]);
