@@ -1,5 +1,5 @@
 /** The clients of bench/query.ts: `POST /query/` asked and its event stream read, as a user's client reads it. */
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { readQueryStream } from '../client/index.ts';
 import type { Question } from './query-stack.ts';
 
 /** One request as the client saw it; times are `performance.now()` of this process. */
@@ -58,29 +58,23 @@ async function ask(asking: Asking, question: Question): Promise<Sample> {
       sample.error = `${response.status} ${(await response.text()).slice(0, 300)}`;
       return sample;
     }
-    const events = (response.body as ReadableStream<Uint8Array>)
-      .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-      .pipeThrough(new EventSourceParserStream())
-      .getReader();
-    for (let next = await events.read(); !next.done; next = await events.read()) {
-      const event = next.value;
+    for await (const { event, data } of readQueryStream(response.body as ReadableStream<Uint8Array>)) {
       const at = performance.now();
-      const data = JSON.parse(event.data);
-      if (event.event === 'metadata') {
+      if (event === 'metadata') {
         sample.metadata = at;
-        sample.topSource = data.sources?.[0]?.source ?? null;
+        sample.topSource = data.sources[0]?.source ?? null;
         sample.embeddingMs = data.embedding_latency_ms;
         sample.retrievalMs = data.retrieval_latency_ms;
-      } else if (event.event === 'token') {
+      } else if (event === 'token') {
         sample.firstToken ??= at;
         sample.tokens++;
-        sample.answerChars += String(data.token).length;
-      } else if (event.event === 'done') {
+        sample.answerChars += data.token.length;
+      } else if (event === 'done') {
         sample.done = at;
         sample.generationMs = data.generation_latency_ms;
         sample.reportedTtftMs = data.time_to_first_token_ms;
-      } else if (event.event === 'error') {
-        sample.error = `error event: ${event.data}`;
+      } else {
+        sample.error = `error event: ${JSON.stringify(data)}`;
       }
     }
     if (sample.done === null && !sample.error) sample.error = 'the stream ended without a done event';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { readQueryStream } from '../../client/index.ts';
 import type { Target } from './target.ts';
 
 export interface SmokeUser {
@@ -73,7 +73,7 @@ export function users(target: Target) {
   };
 }
 
-/** POST /query/ read with a real SSE parser: the events in order, their data parsed. */
+/** POST /query/ read by the typed client's reader of the stream: the events in order, their data parsed. */
 export async function ask(target: Target, token: string, body: Record<string, unknown>) {
   const response = await fetch(`${target.apiUrl}/query/`, {
     method: 'POST',
@@ -84,14 +84,8 @@ export async function ask(target: Target, token: string, body: Record<string, un
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
     return { status: response.status, events, json: await response.json() };
   }
-  const reader = (response.body as ReadableStream<Uint8Array>)
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .pipeThrough(new EventSourceParserStream())
-    .getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    events.push({ event: value.event ?? 'message', data: JSON.parse(value.data) });
+  for await (const { event, data } of readQueryStream(response.body as ReadableStream<Uint8Array>)) {
+    events.push({ event, data });
   }
   return { status: response.status, events };
 }

@@ -1,4 +1,4 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { readQueryStream } from '../../client/index.ts';
 import { stack } from './client.ts';
 
 export interface StreamEvent {
@@ -9,7 +9,7 @@ export interface StreamEvent {
 }
 
 /**
- * POST /query/ read as a client would: the body parsed by a real SSE parser. Stops
+ * POST /query/ read as a client would: the body read by the typed client's one reader of the stream. Stops
  * reading (and so disconnects) when `stopAfter` returns true for an event.
  */
 export async function askQuestion(
@@ -30,18 +30,12 @@ export async function askQuestion(
     return { status: response.status, contentType, events: [], json: await response.json() };
   }
   const events: StreamEvent[] = [];
-  const reader = (response.body as ReadableStream<Uint8Array>)
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .pipeThrough(new EventSourceParserStream())
-    .getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const event = { event: value.event ?? 'message', data: JSON.parse(value.data), at: performance.now() - started };
-      events.push(event);
-      await options.onEvent?.(event);
-      if (options.stopAfter?.(event)) {
+    for await (const { event, data } of readQueryStream(response.body as ReadableStream<Uint8Array>)) {
+      const seen: StreamEvent = { event, data, at: performance.now() - started };
+      events.push(seen);
+      await options.onEvent?.(seen);
+      if (options.stopAfter?.(seen)) {
         controller.abort();
         break;
       }

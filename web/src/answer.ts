@@ -1,16 +1,6 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { readQueryStream, type Source } from '../../client/index.ts';
 
-/** A source as the API gives it (metadata.sources, and each message's sources). */
-export interface Source {
-  source: string;
-  chunk_index: number;
-  text: string;
-  chunk_type: 'text' | 'image_description';
-  image_url: string | null;
-  document_id: string | null;
-  page: number | string | null;
-  heading: string | null;
-}
+export type { Source };
 
 export type AnswerEvent =
   | { type: 'metadata'; sources: Source[] }
@@ -18,23 +8,13 @@ export type AnswerEvent =
   | { type: 'done' }
   | { type: 'error'; message: string };
 
-/** The contract's events from an answer's stream, in order. */
+/** The contract's events from an answer's stream, in order, read by the typed client's one reader of it. */
 export async function* answerEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<AnswerEvent> {
-  const reader = body
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .pipeThrough(new EventSourceParserStream())
-    .getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      const { event, data } = next.value;
-      const parsed = JSON.parse(data);
-      if (event === 'metadata') yield { type: 'metadata', sources: parsed.sources };
-      else if (event === 'token') yield { type: 'token', token: parsed.token };
-      else if (event === 'done') yield { type: 'done' };
-      else if (event === 'error') yield { type: 'error', message: parsed.message };
-    }
-  } finally {
-    reader.releaseLock();
+  for await (const { event, data } of readQueryStream(body)) {
+    if (event === 'metadata') yield { type: 'metadata', sources: data.sources };
+    else if (event === 'token') yield { type: 'token', token: data.token };
+    else if (event === 'done') yield { type: 'done' };
+    else yield { type: 'error', message: data.message };
   }
 }
 
