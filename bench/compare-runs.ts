@@ -12,6 +12,7 @@
  * An interval that holds 0 means the two orders cannot be told apart on these queries.
  */
 import { readFileSync } from 'node:fs';
+import { seededRandom } from '../test/support/seeded-random.ts';
 import { fail, readFlags, text } from './flags.ts';
 
 interface PerQuery {
@@ -36,20 +37,9 @@ if (!baseline) throw new Error(`no pass with fusion ${flags.baseline}: ${passes.
 const metricOf = (query: PerQuery) => Number(query[flags.metric as string]);
 const byId = (pass: Pass) => new Map(pass.perQuery.map((query) => [query.id, metricOf(query)]));
 
-/** A small deterministic generator (mulberry32), so that two runs of this script print the same interval. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function pairedInterval(differences: readonly number[], resamples = 10_000): [number, number] {
-  const next = random(22);
+  // Seeded, so that two runs of this script print the same interval.
+  const next = seededRandom(22);
   const means: number[] = [];
   for (let r = 0; r < resamples; r++) {
     let sum = 0;
