@@ -36,6 +36,13 @@ export function createAccessService(collections: CollectionRepo) {
     /** Whether the caller's key (if any) may reach this collection; for listings, which leave out the rest. */
     keyAllows,
 
+    /** Something asked over these collections (none: the personal space): a restricted key reaches its own one alone. */
+    requireKeyReaches(caller: Caller, collectionIds: readonly string[]): void {
+      if (caller.key?.collectionId && !(collectionIds.length === 1 && keyAllows(caller, collectionIds[0] as string))) {
+        throw forbidden(RESTRICTED);
+      }
+    },
+
     /** `deleting`: a collection whose deletion began counts too (for everything else it is gone), so that a retry finishes it. */
     async requireOwner(caller: Caller, collectionId: string, options?: { deleting?: boolean }): Promise<CollectionRow> {
       const { collection } = await load(caller, collectionId, options);

@@ -1,6 +1,6 @@
 import type { Caller } from '#core/caller.ts';
 import type { Feedback } from '#core/db/evaluations.ts';
-import { forbidden, notFound } from '#core/errors.ts';
+import { notFound } from '#core/errors.ts';
 import type { ServiceDeps } from './deps.ts';
 
 /** Evaluations are the collection's, not the asker's: every participant sees every query. */
@@ -24,10 +24,7 @@ export function createEvalService(deps: Pick<ServiceDeps, 'access' | 'evaluation
     async rate(caller: Caller, evaluationId: string, rating: { feedback: Feedback | null; comment: string | null }) {
       const answer = await evaluations.answerOf(evaluationId, caller.id);
       if (!answer) throw notFound('Answer');
-      const within = caller.key?.collectionId;
-      if (within && (answer.collection_ids.length !== 1 || answer.collection_ids[0] !== within)) {
-        throw forbidden('This API key is restricted to another collection');
-      }
+      access.requireKeyReaches(caller, answer.collection_ids);
       const rated = await evaluations.setFeedback(evaluationId, caller.id, rating);
       if (!rated) throw notFound('Answer');
       return rated;
