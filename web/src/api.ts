@@ -1,4 +1,16 @@
+import {
+  type components,
+  createRagClient,
+  type ApiError as ErrorBody,
+  type RagClient,
+  readQueryStream,
+  type QueryEvent,
+  type QueryRequest,
+} from '../../client/index.ts';
 import { auth, loginUrl } from './session.ts';
+
+/** The API's own types, by their schema names: `Schema<'Document'>`. Never copied by hand. */
+export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
 
 /** An API error in words: the contract's `detail`, never a status code or a stack trace. */
 export class ApiError extends Error {
@@ -39,14 +51,6 @@ function fieldsOf(body: unknown): Record<string, string> {
   return fields;
 }
 
-async function send(method: string, path: string, token: string, body?: unknown): Promise<Response> {
-  return fetch(path, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
 /** Off to the login page, to come back here; the work in hand stops with this error. */
 function signedOut(): ApiError {
   location.assign(loginUrl());
@@ -59,24 +63,47 @@ async function sessionOver(): Promise<never> {
   throw signedOut();
 }
 
-/**
- * Calls the API as the signed-in user. A 401 in the middle of work refreshes the token once and
- * retries; if that fails too, the browser goes to /login and comes back here afterwards.
- */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  let response = await send(method, path, await accessToken(), body);
-  if (response.status === 401) response = await send(method, path, await accessToken(true), body);
-  if (response.status === 401) return sessionOver();
-  const parsed = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, detailOf(parsed, response.status), fieldsOf(parsed));
-  return parsed as T;
-}
-
 /** The access token, refreshed when `stale` (the API refused the last one). */
 async function accessToken(stale = false): Promise<string> {
   const { data } = stale ? await auth().refreshSession() : await auth().getSession();
   if (!data.session) throw signedOut();
   return data.session.access_token;
+}
+
+/**
+ * Sends as the signed-in user. A 401 in the middle of work refreshes the token once and retries; if
+ * that fails too, the browser goes to /login and comes back here afterwards.
+ */
+async function signedFetch(request: Request): Promise<Response> {
+  const send = async (token: string, attempt: Request) => {
+    const headers = new Headers(attempt.headers);
+    headers.set('Authorization', `Bearer ${token}`);
+    return fetch(new Request(attempt, { headers }));
+  };
+  // The first attempt consumes the body: keep a copy for the retry.
+  const retry = request.clone();
+  let response = await send(await accessToken(), request);
+  if (response.status === 401) response = await send(await accessToken(true), retry);
+  if (response.status === 401) return sessionOver();
+  return response;
+}
+
+/** The typed client (client/index.ts), signed in as the browser's user, on this origin. */
+export const rag: RagClient = createRagClient({ baseUrl: location.origin, fetch: signedFetch });
+
+/**
+ * The data of a typed call, or its refusal as an ApiError:
+ *
+ *   const docs = await call(rag.GET('/collections/{id}/documents', { params: { path: { id } } }));
+ */
+export async function call<Data>(
+  pending: Promise<{ data?: Data; error?: unknown; response: Response }>,
+): Promise<Exclude<Data, undefined>> {
+  const { data, error, response } = await pending;
+  if (error !== undefined || !response.ok) {
+    throw new ApiError(response.status, detailOf(error, response.status), fieldsOf(error));
+  }
+  return data as Exclude<Data, undefined>;
 }
 
 function xhrUpload(path: string, file: File, token: string, onBytes: (sent: number) => void) {
@@ -99,42 +126,40 @@ function xhrUpload(path: string, file: File, token: string, onBytes: (sent: numb
   });
 }
 
-/** What an upload answers: the job to watch, and whether the place already held the same bytes. */
-export interface Accepted {
-  job_id: string;
-  duplicate: boolean;
+/** Where an upload goes: a collection (or the personal space), and the document it replaces, if any. */
+export interface UploadTarget {
+  collectionId: string | null;
+  replaceDocumentId?: string;
 }
 
 /**
- * Uploads a file for ingestion, reporting the bytes sent as they go (fetch cannot); a 401 refreshes
- * the token once and sends again, like `api`.
+ * `POST /ingest/` with the bytes sent reported as they go, which fetch cannot do (so XMLHttpRequest,
+ * typed by the same description); a 401 refreshes the token once and sends again, like `rag`.
  */
-export async function uploadFile(file: File, collectionId: string | null, onBytes: (sent: number) => void): Promise<Accepted> {
-  const path = collectionId ? `/ingest?collection_id=${encodeURIComponent(collectionId)}` : '/ingest';
+export async function uploadFile(
+  file: File,
+  { collectionId, replaceDocumentId }: UploadTarget,
+  onBytes: (sent: number) => void,
+): Promise<Schema<'JobCreated'>> {
+  const query = new URLSearchParams();
+  if (collectionId) query.set('collection_id', collectionId);
+  if (replaceDocumentId) query.set('replace_document_id', replaceDocumentId);
+  const path = `/ingest${query.size ? `?${query}` : ''}`;
   let answer = await xhrUpload(path, file, await accessToken(), onBytes);
   if (answer.status === 401) answer = await xhrUpload(path, file, await accessToken(true), onBytes);
   if (answer.status === 401) return sessionOver();
-  if (answer.status !== 200) throw new ApiError(answer.status, detailOf(answer.body, answer.status));
-  return answer.body as Accepted;
+  if (answer.status !== 200) throw new ApiError(answer.status, detailOf(answer.body, answer.status), fieldsOf(answer.body));
+  return answer.body as Schema<'JobCreated'>;
 }
 
 /**
- * Asks a question (POST /query/) and returns the event stream's response once the service has
- * accepted it; a refusal throws its detail. `signal` stops generation (the stop button).
+ * Asks a question (`POST /query/`) and yields its events as they arrive; a refusal throws its detail
+ * before any event. `signal` stops generation (the stop button).
  */
-export async function ask(body: object, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
-  const post = async (token: string) =>
-    fetch('/query/', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-      signal,
-    });
-  let response = await post(await accessToken());
-  if (response.status === 401) response = await post(await accessToken(true));
-  if (response.status === 401) return sessionOver();
-  if (!response.ok || !response.body) {
-    throw new ApiError(response.status, detailOf(await response.json().catch(() => null), response.status));
-  }
-  return response.body;
+export async function* ask(body: QueryRequest, signal: AbortSignal): AsyncGenerator<QueryEvent> {
+  const { data, error, response } = await rag.POST('/query', { body, parseAs: 'stream', signal });
+  if (error !== undefined || !data) throw new ApiError(response.status, detailOf(error, response.status), fieldsOf(error));
+  yield* readQueryStream(data);
 }
+
+export type { ErrorBody, QueryEvent };
