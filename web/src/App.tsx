@@ -1,66 +1,101 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/preact-query';
-import type { ComponentType } from 'preact';
+import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
-import { Collection } from './pages/Collection.tsx';
+import { ChatPage } from './chat/ChatPage.tsx';
+import { canWrite, useCollections } from './collections.ts';
+import { CollectionSettings } from './pages/CollectionSettings.tsx';
 import { Collections } from './pages/Collections.tsx';
+import { Documents } from './pages/Documents.tsx';
 import { Join } from './pages/Join.tsx';
 import { Login } from './pages/Login.tsx';
+import { Quality } from './pages/Quality.tsx';
 import { Settings } from './pages/Settings.tsx';
-import { auth, loginUrl, useSession } from './session.ts';
+import { Sharing } from './pages/Share.tsx';
+import { loginUrl, useSession } from './session.ts';
+import { Shell } from './shell/Shell.tsx';
 
 const queries = new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
 
-/** A page for signed-in people: anyone else goes to /login, and comes back here after signing in. */
-function signedIn<Props extends object>(Page: ComponentType<Props>) {
-  return function Guarded(props: Props) {
-    const session = useSession();
-    const { url, path, route } = useLocation();
-    useEffect(() => {
-      if (session === null) route(loginUrl(url), true);
-    }, [session, url, route]);
-    if (!session) return <p class="narrow">Loading…</p>;
+/** The signed-in app, in the shell: anyone else goes to /login, and comes back here after signing in. */
+function SignedIn({ children }: { children: ComponentChildren }) {
+  const session = useSession();
+  const { url, route } = useLocation();
+  useEffect(() => {
+    if (session === null) route(loginUrl(url), true);
+  }, [session, url, route]);
+  if (!session) return <p class="narrow">Loading…</p>;
+  return <Shell email={session.user.email ?? ''}>{children}</Shell>;
+}
+
+type CollectionPageProps = { params: { id: string } };
+
+/** A page of one collection: the collection as the caller may use it, or why it cannot be shown. */
+function ofCollection(Page: ComponentType<{ collectionId: string; canWrite: boolean; owner: boolean }>) {
+  return function CollectionPage({ params }: CollectionPageProps) {
+    const collections = useCollections();
+    const collection = collections.data?.find((c) => c.id === params.id);
+    if (collections.isPending) return <p>Loading…</p>;
+    if (!collection) return <NotFound what="collection" />;
     return (
       <>
-        <header class="bar">
-          <a href="/app/" class="brand">
-            RAG service
-          </a>
-          <a href="/app/settings" aria-current={path === '/app/settings' ? 'page' : undefined}>
-            API keys &amp; webhooks
-          </a>
-          <span class="grow" />
-          <span class="who">{session.user.email}</span>
-          <button
-            type="button"
-            onClick={async () => {
-              await auth().signOut();
-              queries.clear();
-              route('/login', true);
-            }}
-          >
-            Sign out
-          </button>
-        </header>
-        <Page {...props} />
+        <p class="crumb">
+          <a href={`/app/c/${collection.id}`}>{collection.name}</a>
+        </p>
+        <Page collectionId={collection.id} canWrite={canWrite(collection)} owner={!collection.shared} />
       </>
     );
   };
 }
 
-const CollectionsPage = signedIn(Collections);
-const CollectionPage = signedIn(Collection);
-const JoinPage = signedIn(Join);
-const SettingsPage = signedIn(Settings);
-
-function NotFound() {
+function NotFound({ what = 'page' }: { what?: string }) {
   return (
-    <main class="narrow">
+    <section class="narrow">
       <h1>Not found</h1>
       <p>
-        There is no page here. <a href="/app/">Go to your collections</a>.
+        {what === 'page'
+          ? 'There is no page here.'
+          : 'This collection does not exist, or it is not yours to use: ask its owner for an invitation.'}{' '}
+        <a href="/app/">Start a new chat</a>.
       </p>
-    </main>
+    </section>
+  );
+}
+
+const Home = () => <ChatPage collectionId={null} sessionId={null} personal={false} />;
+const Personal = () => <ChatPage collectionId={null} sessionId={null} personal />;
+const PersonalDocuments = () => <Documents collectionId={null} canWrite />;
+// Keyed by chat: a new chat, or another one, starts from a clean page.
+const CollectionChat = ({ params }: { params: { id: string; session?: string } }) => (
+  <ChatPage key={params.session ?? params.id} collectionId={params.id} sessionId={params.session ?? null} personal={false} />
+);
+const DocumentsPage = ofCollection(({ collectionId, canWrite }) => <Documents collectionId={collectionId} canWrite={canWrite} />);
+const SharingPage = ofCollection(({ collectionId, owner }) => (owner ? <Sharing collectionId={collectionId} /> : <NotFound />));
+const QualityPage = ofCollection(({ collectionId }) => <Quality collectionId={collectionId} />);
+const CollectionSettingsPage = ofCollection(CollectionSettings);
+
+function Pages() {
+  const { path } = useLocation();
+  if (path === '/login') return <Login />;
+  return (
+    <SignedIn>
+      <Router>
+        <Route path="/app" component={Home} />
+        <Route path="/app/" component={Home} />
+        <Route path="/app/personal" component={Personal} />
+        <Route path="/app/personal/documents" component={PersonalDocuments} />
+        <Route path="/app/collections" component={Collections} />
+        <Route path="/app/c/:id" component={CollectionChat} />
+        <Route path="/app/c/:id/chat/:session" component={CollectionChat} />
+        <Route path="/app/c/:id/documents" component={DocumentsPage} />
+        <Route path="/app/c/:id/sharing" component={SharingPage} />
+        <Route path="/app/c/:id/quality" component={QualityPage} />
+        <Route path="/app/c/:id/settings" component={CollectionSettingsPage} />
+        <Route path="/app/settings" component={Settings} />
+        <Route path="/join/:token" component={Join} />
+        <Route default component={NotFound} />
+      </Router>
+    </SignedIn>
   );
 }
 
@@ -68,16 +103,7 @@ export function App() {
   return (
     <QueryClientProvider client={queries}>
       <LocationProvider>
-        <Router>
-          <Route path="/login" component={Login} />
-          <Route path="/app" component={CollectionsPage} />
-          <Route path="/app/" component={CollectionsPage} />
-          <Route path="/app/personal" component={CollectionPage} />
-          <Route path="/app/c/:id" component={CollectionPage} />
-          <Route path="/app/settings" component={SettingsPage} />
-          <Route path="/join/:token" component={JoinPage} />
-          <Route default component={NotFound} />
-        </Router>
+        <Pages />
       </LocationProvider>
     </QueryClientProvider>
   );

@@ -1,39 +1,26 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
-import { useRef, useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { useMutation, useQueryClient } from '@tanstack/preact-query';
+import { useState } from 'preact/hooks';
+import { call, rag } from '../api.ts';
+import { type Listed, useCollections } from '../collections.ts';
 import { Failure } from '../Failure.tsx';
-
-interface Collection {
-  id: string;
-  name: string;
-  created_at: string;
-  shared?: true;
-  permission?: 'query' | 'ingest';
-}
+import { DeleteCollection } from './DeleteCollection.tsx';
 
 /** The caller's collections, owned and shared; create one, or delete one after saying what goes with it. */
 export function Collections() {
   const queries = useQueryClient();
-  const listed = useQuery({ queryKey: ['collections'], queryFn: () => api<Collection[]>('GET', '/collections/') });
-  const refresh = () => queries.invalidateQueries({ queryKey: ['collections'] });
+  const listed = useCollections();
   const create = useMutation({
-    mutationFn: (name: string) => api<Collection>('POST', '/collections/', { name }),
-    onSuccess: refresh,
+    mutationFn: (name: string) => call(rag.POST('/collections', { body: { name } })),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['collections'] }),
   });
-  const remove = useMutation({ mutationFn: (id: string) => api('DELETE', `/collections/${id}`), onSuccess: refresh });
-  const [doomed, setDoomed] = useState<Collection | null>(null);
-  const dialog = useRef<HTMLDialogElement>(null);
-
-  function ask(collection: Collection) {
-    setDoomed(collection);
-    dialog.current?.showModal();
-  }
+  const [doomed, setDoomed] = useState<Listed | null>(null);
 
   return (
-    <main>
+    <section class="stack page">
       <h1>Collections</h1>
       <p>
-        <a href="/app/personal">Personal space</a>: your own documents, outside any collection.
+        A collection holds documents that you, and the people you invite, ask questions about. Your{' '}
+        <a href="/app/personal">personal space</a> holds your own documents, outside any collection.
       </p>
       <form
         class="row"
@@ -65,39 +52,16 @@ export function Collections() {
               </a>{' '}
               <span class="badge">{collection.shared ? `shared with you · ${collection.permission}` : 'owner'}</span>
             </span>
+            <a href={`/app/c/${collection.id}/documents`}>Documents</a>
             {!collection.shared && (
-              <button type="button" class="danger" onClick={() => ask(collection)} aria-label={`Delete ${collection.name}`}>
+              <button type="button" class="danger" onClick={() => setDoomed(collection)} aria-label={`Delete ${collection.name}`}>
                 Delete
               </button>
             )}
           </li>
         ))}
       </ul>
-      <Failure error={remove.error} />
-      <dialog ref={dialog} aria-labelledby="delete-title" onClose={() => setDoomed(null)}>
-        <form method="dialog" class="stack">
-          <h2 id="delete-title">Delete “{doomed?.name}”?</h2>
-          <p>
-            Its documents and their index, its chat sessions, its evaluation records and its invite links are deleted, and its
-            members lose access. This cannot be undone.
-          </p>
-          <div class="row">
-            <button value="cancel" type="submit">
-              Keep it
-            </button>
-            <button
-              class="danger"
-              type="submit"
-              value="delete"
-              onClick={() => {
-                if (doomed) remove.mutate(doomed.id);
-              }}
-            >
-              Delete collection
-            </button>
-          </div>
-        </form>
-      </dialog>
-    </main>
+      <DeleteCollection collection={doomed} onClose={() => setDoomed(null)} />
+    </section>
   );
 }

@@ -1,0 +1,198 @@
+import { useQuery, useQueryClient } from '@tanstack/preact-query';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import type { QueryRequest } from '../../../client/index.ts';
+import { ask, call, messageOf, rag } from '../api.ts';
+import { chatTitle, useCollections, useSessions } from '../collections.ts';
+import { Failure } from '../Failure.tsx';
+import { STOP_EVENT } from '../shell/shortcuts.ts';
+import { SourcePanel } from '../source/SourcePanel.tsx';
+import { AskBox, type Asking } from './AskBox.tsx';
+import { Message, type Shown } from './Message.tsx';
+import { handOver, takeOver } from './pending.ts';
+
+interface Props {
+  /** The chat's collection; null on the start page and in the personal space. */
+  collectionId: string | null;
+  sessionId: string | null;
+  /** The personal space: its questions are not kept as chats. */
+  personal: boolean;
+}
+
+let nextKey = 0;
+const key = () => `local-${nextKey++}`;
+
+/** A chat: its messages, the ask box, and the source panel of the answer whose citation was opened. */
+export function ChatPage({ collectionId, sessionId, personal }: Props) {
+  const { route } = useLocation();
+  const queries = useQueryClient();
+  const collections = useCollections();
+  const [chosen, setChosen] = useState<string[]>(collectionId ? [collectionId] : []);
+  const [messages, setMessages] = useState<Shown[]>([]);
+  const [streaming, setStreaming] = useState(false);
+  const [failure, setFailure] = useState<unknown>(null);
+  const [cited, setCited] = useState<{ message: number; n: number } | null>(null);
+  const stopper = useRef<AbortController | null>(null);
+  const lastBody = useRef<QueryRequest | null>(null);
+
+  const session = useQuery({
+    queryKey: ['session', collectionId, sessionId],
+    enabled: collectionId !== null && sessionId !== null,
+    queryFn: () =>
+      call(
+        rag.GET('/chat/{collection_id}/sessions/{session_id}', {
+          params: { path: { collection_id: collectionId as string, session_id: sessionId as string } },
+        }),
+      ),
+  });
+  const sessions = useSessions(collectionId ?? '', collectionId !== null && sessionId !== null);
+  const title = sessionId ? chatTitle(sessions.data?.find((s) => s.id === sessionId) ?? { title: null }) : 'New chat';
+
+  // The start page asks in the first collection, if there is one; the reader can choose others, or none.
+  useEffect(() => {
+    if (!collectionId && !personal && collections.data?.[0])
+      setChosen((now) => (now.length ? now : [collections.data[0]?.id as string]));
+  }, [collectionId, personal, collections.data]);
+
+  useEffect(() => {
+    if (!session.data) return;
+    setMessages(
+      session.data.map((m) => ({
+        key: m.id,
+        role: m.role,
+        content: m.content,
+        sources: m.sources,
+        evaluationId: m.evaluation_id,
+        feedback: m.feedback,
+      })),
+    );
+    // The collections its last question searched, so a follow-up searches them too.
+    const last = session.data.findLast((m) => m.role === 'user');
+    if (last && last.collection_ids.length > 0) setChosen(last.collection_ids);
+  }, [session.data]);
+
+  useEffect(() => {
+    const body = takeOver(sessionId);
+    if (body) void stream(body);
+    const stop = () => stopper.current?.abort();
+    document.addEventListener(STOP_EVENT, stop);
+    return () => {
+      document.removeEventListener(STOP_EVENT, stop);
+      stop();
+    };
+  }, []);
+
+  const setLast = (change: (last: Shown) => Shown) =>
+    setMessages((all) => [...all.slice(0, -1), change(all[all.length - 1] as Shown)]);
+
+  async function stream(body: QueryRequest, replaceLast = false) {
+    setFailure(null);
+    lastBody.current = body;
+    const controller = new AbortController();
+    stopper.current = controller;
+    setStreaming(true);
+    const answer: Shown = {
+      key: key(),
+      role: 'assistant',
+      content: '',
+      sources: [],
+      evaluationId: null,
+      feedback: null,
+      note: 'Searching…',
+      streaming: true,
+    };
+    setMessages((all) =>
+      replaceLast
+        ? [...all.slice(0, -1), answer]
+        : [...all, { key: key(), role: 'user', content: body.question, sources: [], evaluationId: null, feedback: null }, answer],
+    );
+    try {
+      for await (const event of ask(body, controller.signal)) {
+        if (event.event === 'metadata') setLast((last) => ({ ...last, sources: event.data.sources, note: 'Answering…' }));
+        else if (event.event === 'token')
+          setLast((last) => ({ ...last, content: last.content + event.data.token, note: undefined }));
+        else if (event.event === 'done')
+          setLast((last) => ({ ...last, evaluationId: event.data.evaluation_id, note: undefined }));
+        else setLast((last) => ({ ...last, note: `The answer could not be finished: ${event.data.message}.` }));
+      }
+    } catch (error) {
+      setLast((last) => ({ ...last, note: controller.signal.aborted ? 'Stopped.' : `Not answered: ${messageOf(error)}` }));
+    } finally {
+      setLast((last) => ({ ...last, streaming: false }));
+      setStreaming(false);
+      stopper.current = null;
+      if (collectionId) void queries.invalidateQueries({ queryKey: ['sessions', collectionId] });
+    }
+  }
+
+  async function onAsk(question: string, asking: Asking) {
+    const where: Partial<QueryRequest> =
+      chosen.length > 1 ? { collection_ids: chosen } : chosen.length === 1 ? { collection_id: chosen[0] } : {};
+    const body: QueryRequest = { question, ...where, ...asking };
+    const home = chosen[0];
+    if (sessionId || !home) return stream(sessionId ? { ...body, session_id: sessionId } : body);
+    // A first question in a collection makes its chat, and continues at the chat's own address.
+    try {
+      const made = await call(
+        rag.POST('/chat/{collection_id}/sessions', { params: { path: { collection_id: home } }, body: {} }),
+      );
+      handOver(made.id, { ...body, session_id: made.id });
+      void queries.invalidateQueries({ queryKey: ['sessions', home] });
+      route(`/app/c/${home}/chat/${made.id}`);
+    } catch (error) {
+      setFailure(error);
+    }
+  }
+
+  const lastAnswer = messages.findLastIndex((m) => m.role === 'assistant');
+  const open = cited ? messages[cited.message] : undefined;
+
+  return (
+    <div class={`chat${open ? ' with-source' : ''}`}>
+      <section class="conversation stack" aria-labelledby="chat-title">
+        <h1 id="chat-title">{personal ? 'Personal space' : title}</h1>
+        {messages.length === 0 && !session.isPending && (
+          <p class="hint">
+            {personal
+              ? 'Ask about your own documents, outside any collection. Questions here are not kept as chats.'
+              : 'Ask a question: the answer cites the passages it uses, and each citation opens its document at the passage.'}
+          </p>
+        )}
+        <Failure error={session.error} />
+        <ol class="plain stack messages" aria-label="Messages" aria-live="polite">
+          {messages.map((message, i) => (
+            <Message
+              key={message.key}
+              message={message}
+              onCite={(n) => setCited({ message: i, n })}
+              onRegenerate={
+                i === lastAnswer && !streaming && lastBody.current
+                  ? () => void stream(lastBody.current as QueryRequest, true)
+                  : undefined
+              }
+            />
+          ))}
+        </ol>
+        <Failure error={failure} />
+        <AskBox
+          collections={collections.data ?? []}
+          chosen={personal ? [] : chosen}
+          locked={personal ? null : collectionId}
+          onChoose={(next) => (personal ? route(next[0] ? `/app/c/${next[0]}` : '/app/personal') : setChosen(next))}
+          streaming={streaming}
+          onAsk={(question, asking) => void onAsk(question, asking)}
+          onStop={() => stopper.current?.abort()}
+        />
+      </section>
+      {open && cited && (
+        <SourcePanel
+          sources={open.sources}
+          active={cited.n}
+          onChoose={(n) => setCited({ ...cited, n })}
+          onClose={() => setCited(null)}
+          fallbackCollection={collectionId}
+        />
+      )}
+    </div>
+  );
+}
