@@ -1,29 +1,19 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
-import { api, fieldError } from '../api.ts';
+import { call, fieldError, rag, type Schema } from '../api.ts';
 import { CopyButton, ShownOnce } from '../Copy.tsx';
 import { Failure } from '../Failure.tsx';
 import { When } from '../when.tsx';
-import { type Ask, CollectionOptions, collectionName, type Listed } from './settings-shared.tsx';
+import { type Ask, CollectionOptions, collectionName } from './settings-shared.tsx';
 
-interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  collection_id: string | null;
-  expires_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
-}
-type CreatedKey = ApiKey & { key: string };
+type CreatedKey = Schema<'CreatedApiKey'>;
 
 const SCOPES = [
   ['query', 'ask questions and search; chat sessions'],
   ['ingest', 'upload files and web pages, follow their jobs, delete documents'],
   ['collections:read', 'list collections, their documents and quality records'],
   ['collections:write', 'create and delete collections'],
-] as const;
+] as const satisfies readonly (readonly [Schema<'Scope'>, string])[];
 const ALL = 'all collections';
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -50,22 +40,22 @@ function curlExample(made: CreatedKey): string {
 }
 
 /** The caller's API keys: made with scopes (and a collection, an expiry), shown once, listed, revoked. */
-export function ApiKeys({ collections, ask }: { collections: Listed[] | undefined; ask: Ask }) {
+export function ApiKeys({ collections, ask }: { collections: Schema<'ListedCollection'>[] | undefined; ask: Ask }) {
   const queries = useQueryClient();
-  const listed = useQuery({ queryKey: ['keys'], queryFn: () => api<ApiKey[]>('GET', '/keys/') });
+  const listed = useQuery({ queryKey: ['keys'], queryFn: () => call(rag.GET('/keys')) });
   const refresh = () => queries.invalidateQueries({ queryKey: ['keys'] });
   const heading = useRef<HTMLHeadingElement>(null);
   const [made, setMade] = useState<CreatedKey | null>(null);
   const [noScope, setNoScope] = useState(false);
   const create = useMutation({
-    mutationFn: (body: object) => api<CreatedKey>('POST', '/keys/', body),
+    mutationFn: (body: Schema<'CreateApiKey'>) => call(rag.POST('/keys', { body })),
     onSuccess: (key) => {
       setMade(key);
       return refresh();
     },
   });
   const revoke = useMutation({
-    mutationFn: (id: string) => api('DELETE', `/keys/${id}`),
+    mutationFn: (id: string) => call(rag.DELETE('/keys/{id}', { params: { path: { id } } })),
     onSuccess: async (_answer, id) => {
       if (made?.id === id) setMade(null);
       await refresh();
@@ -91,7 +81,8 @@ export function ApiKeys({ collections, ask }: { collections: Listed[] | undefine
           event.preventDefault();
           const form = event.currentTarget;
           const data = new FormData(form);
-          const scopes = data.getAll('scopes').map(String);
+          const checked = data.getAll('scopes');
+          const scopes = SCOPES.map(([scope]) => scope).filter((scope) => checked.includes(scope));
           setNoScope(scopes.length === 0);
           if (scopes.length === 0) {
             form.querySelector<HTMLInputElement>('input[name="scopes"]')?.focus();

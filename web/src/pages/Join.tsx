@@ -1,12 +1,7 @@
 import { useQueryClient } from '@tanstack/preact-query';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, messageOf } from '../api.ts';
-
-type Joined =
-  | { collection: { id: string; name: string }; permission: string }
-  | { already_owner: true }
-  | { already_member: true; permission: string };
+import { call, messageOf, rag } from '../api.ts';
 
 /** /join/<token>: joins through the invite link, then opens the collection; or says why not. */
 export function Join({ params }: { params: { token: string } }) {
@@ -14,7 +9,7 @@ export function Join({ params }: { params: { token: string } }) {
   const queries = useQueryClient();
   const [outcome, setOutcome] = useState<string | null>(null);
   useEffect(() => {
-    api<Joined>('POST', `/collections/join/${encodeURIComponent(params.token)}`).then(
+    call(rag.POST('/collections/join/{share_token}', { params: { path: { share_token: params.token } } })).then(
       (joined) => {
         void queries.invalidateQueries({ queryKey: ['collections'] });
         if ('collection' in joined) route(`/app/c/${joined.collection.id}`, true);
@@ -25,10 +20,10 @@ export function Join({ params }: { params: { token: string } }) {
     );
   }, [params.token]);
   return (
-    <main class="narrow">
+    <section class="narrow">
       <h1>Joining a collection</h1>
       <p role="status">{outcome ?? 'Joining…'}</p>
-      {outcome && <a href="/app/">Go to your collections</a>}
-    </main>
+      {outcome && <a href="/app/collections">Go to your collections</a>}
+    </section>
   );
 }

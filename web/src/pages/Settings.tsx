@@ -1,8 +1,7 @@
-import { useQuery } from '@tanstack/preact-query';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { useCollections } from '../collections.ts';
 import { ApiKeys } from './ApiKeys.tsx';
-import type { Confirmation, Listed } from './settings-shared.tsx';
+import type { Confirmation } from './settings-shared.tsx';
 import { Webhooks } from './Webhooks.tsx';
 
 /** The confirmation dialog, one for the page: "Keep it" has the focus, Escape keeps it too. */
@@ -31,13 +30,11 @@ function Confirm({ asked, onClose }: { asked: Confirmation | null; onClose: () =
 
 /** /app/settings: the caller's API keys and webhooks, for the programs that use the service on their behalf. */
 export function Settings() {
-  const collections = useQuery({ queryKey: ['collections'], queryFn: () => api<Listed[]>('GET', '/collections/') });
+  const collections = useCollections();
   const [asked, setAsked] = useState<Confirmation | null>(null);
+  // In the shell's <main>, which also gives the way back.
   return (
-    <main class="stack">
-      <p>
-        <a href="/app/">← Collections</a>
-      </p>
+    <section class="stack page">
       <h1>API keys &amp; webhooks</h1>
       <p>
         For your programs: a key lets a script use the service as you, within the scopes you choose; a webhook tells a server of
@@ -46,6 +43,6 @@ export function Settings() {
       <ApiKeys collections={collections.data} ask={setAsked} />
       <Webhooks collections={collections.data} ask={setAsked} />
       <Confirm asked={asked} onClose={() => setAsked(null)} />
-    </main>
+    </section>
   );
 }

@@ -1,65 +1,60 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { call, rag, type Schema } from '../api.ts';
 import { Failure } from '../Failure.tsx';
 
-interface Share {
-  id: string;
-  token_prefix: string;
-  permission: 'query' | 'ingest';
-  uses: number;
-  created_at: string;
-}
-interface Member {
-  user_id: string;
-  email: string | null;
-  permission: 'query' | 'ingest';
-}
+const PERMISSIONS = [
+  ['query', 'ask questions'],
+  ['ingest', 'ask questions and add documents'],
+] as const satisfies readonly (readonly [Schema<'Permission'>, string])[];
 
-const PERMISSIONS = { query: 'ask questions', ingest: 'ask questions and add documents' };
-
-/** The owner's sharing: invite links (made, copied, revoked) and the members, who can be removed. */
+/** /app/c/:id/sharing, the owner's: invite links (made, copied, revoked) and the members, who can be removed. */
 export function Sharing({ collectionId }: { collectionId: string }) {
   const queries = useQueryClient();
   const key = ['shares', collectionId];
+  const path = { id: collectionId };
   const listed = useQuery({
     queryKey: key,
-    queryFn: () => api<{ shares: Share[]; members: Member[] }>('GET', `/collections/${collectionId}/shares`),
+    queryFn: () => call(rag.GET('/collections/{id}/shares', { params: { path } })),
   });
   const refresh = () => queries.invalidateQueries({ queryKey: key });
   const [made, setMade] = useState<{ url: string; copied: boolean } | null>(null);
   const create = useMutation({
-    mutationFn: (permission: string) =>
-      api<{ share_token: string }>('POST', `/collections/${collectionId}/shares`, { permission }),
+    mutationFn: (permission: Schema<'Permission'>) =>
+      call(rag.POST('/collections/{id}/shares', { params: { path }, body: { permission } })),
     onSuccess: ({ share_token }) => {
       setMade({ url: `${location.origin}/join/${share_token}`, copied: false });
       return refresh();
     },
   });
   const revoke = useMutation({
-    mutationFn: (id: string) => api('DELETE', `/collections/${collectionId}/shares/${id}`),
+    mutationFn: (shareId: string) =>
+      call(rag.DELETE('/collections/{id}/shares/{share_id}', { params: { path: { ...path, share_id: shareId } } })),
     onSuccess: refresh,
   });
   const removeMember = useMutation({
-    mutationFn: (id: string) => api('DELETE', `/collections/${collectionId}/members/${id}`),
+    mutationFn: (userId: string) =>
+      call(rag.DELETE('/collections/{id}/members/{member_id}', { params: { path: { ...path, member_id: userId } } })),
     onSuccess: refresh,
   });
   const failure = create.error ?? revoke.error ?? removeMember.error ?? listed.error;
 
   return (
-    <section aria-labelledby="share-title" class="stack">
-      <h2 id="share-title">Sharing</h2>
+    <section aria-labelledby="share-title" class="stack page">
+      <h1 id="share-title">Sharing</h1>
       <form
         class="row"
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate(String(new FormData(event.currentTarget).get('permission')));
+          const chosen = new FormData(event.currentTarget).get('permission');
+          const permission = PERMISSIONS.find(([value]) => value === chosen)?.[0];
+          if (permission) create.mutate(permission);
         }}
       >
         <label class="grow">
           New invite link that lets people
           <select name="permission">
-            {Object.entries(PERMISSIONS).map(([value, words]) => (
+            {PERMISSIONS.map(([value, words]) => (
               <option key={value} value={value}>
                 {words} ({value})
               </option>
@@ -87,7 +82,7 @@ export function Sharing({ collectionId }: { collectionId: string }) {
           </button>
         </div>
       )}
-      <h3>Invite links</h3>
+      <h2>Invite links</h2>
       {listed.data?.shares.length === 0 && <p>No links.</p>}
       <ul class="cards" aria-label="Invite links">
         {listed.data?.shares.map((share) => (
@@ -107,7 +102,7 @@ export function Sharing({ collectionId }: { collectionId: string }) {
           </li>
         ))}
       </ul>
-      <h3>Members</h3>
+      <h2>Members</h2>
       {listed.data?.members.length === 0 && <p>Nobody else yet.</p>}
       <ul class="cards" aria-label="Members">
         {listed.data?.members.map((member) => (

@@ -1,39 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
-import { api, fieldError } from '../api.ts';
+import { call, fieldError, rag, type Schema } from '../api.ts';
 import { ShownOnce } from '../Copy.tsx';
 import { Failure } from '../Failure.tsx';
 import { When } from '../when.tsx';
-import { type Ask, CollectionOptions, collectionName, type Listed } from './settings-shared.tsx';
+import { type Ask, CollectionOptions, collectionName } from './settings-shared.tsx';
 
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  collection_id: string | null;
-  active: boolean;
-  created_at: string;
-}
-type CreatedWebhook = Webhook & { secret: string };
-
-interface Delivery {
-  id: string;
-  job_id: string;
-  source: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
-  attempts: number;
-  response_status: number | null;
-  last_error: string | null;
-  next_retry_at: string | null;
-  created_at: string;
-}
+type Listed = Schema<'ListedCollection'>;
+type CreatedWebhook = Schema<'CreatedWebhook'>;
+type DeliveryStatus = Schema<'WebhookDelivery'>['status'];
 
 const EVENTS = [
   ['ingest.succeeded', 'a document was read and indexed in full'],
   ['ingest.failed', 'a document could not be added, or its job was cancelled'],
   ['ingest.partial', 'a document was indexed in part'],
-] as const;
+] as const satisfies readonly (readonly [Schema<'WebhookEvent'>, string])[];
 const ALL = 'all your uploads';
 
 const STATUS = {
@@ -42,15 +23,15 @@ const STATUS = {
   retrying: 'Failed for now; will retry',
   failed: 'Failed',
   skipped: 'Skipped: the webhook was paused',
-} satisfies Record<Delivery['status'], string>;
+} satisfies Record<DeliveryStatus, string>;
 
-const UNSETTLED = new Set(['pending', 'retrying']);
+const UNSETTLED = new Set<DeliveryStatus>(['pending', 'retrying']);
 
 /** A webhook's recent deliveries, loaded when its disclosure opens and kept fresh while it stays open. */
 function Deliveries({ webhookId }: { webhookId: string }) {
   const listed = useQuery({
     queryKey: ['deliveries', webhookId],
-    queryFn: () => api<Delivery[]>('GET', `/webhooks/${webhookId}/deliveries`),
+    queryFn: () => call(rag.GET('/webhooks/{id}/deliveries', { params: { path: { id: webhookId } } })),
     refetchInterval: (query) => (query.state.data?.some((d) => UNSETTLED.has(d.status)) ? 2_000 : 10_000),
   });
   if (listed.isPending) return <p>Loading…</p>;
@@ -116,7 +97,7 @@ function WebhookRow({
   onDeleted,
   onSecret,
 }: {
-  hook: Webhook;
+  hook: Schema<'Webhook'>;
   collections: Listed[] | undefined;
   ask: Ask;
   onChanged: () => Promise<unknown>;
@@ -124,19 +105,20 @@ function WebhookRow({
   onSecret: (hook: CreatedWebhook) => void;
 }) {
   const [open, setOpen] = useState(false);
+  const path = { id: hook.id };
   const toggle = useMutation({
-    mutationFn: (active: boolean) => api<Webhook>('PATCH', `/webhooks/${hook.id}`, { active }),
+    mutationFn: (active: boolean) => call(rag.PATCH('/webhooks/{id}', { params: { path }, body: { active } })),
     onSuccess: onChanged,
   });
   const remove = useMutation({
-    mutationFn: () => api('DELETE', `/webhooks/${hook.id}`),
+    mutationFn: () => call(rag.DELETE('/webhooks/{id}', { params: { path } })),
     onSuccess: async () => {
       await onChanged();
       onDeleted();
     },
   });
   const rotate = useMutation({
-    mutationFn: () => api<CreatedWebhook>('POST', `/webhooks/${hook.id}/rotate-secret`),
+    mutationFn: () => call(rag.POST('/webhooks/{id}/rotate-secret', { params: { path } })),
     onSuccess: onSecret,
   });
   const action = hook.active ? 'Pause' : 'Resume';
@@ -222,14 +204,14 @@ function WebhookRow({
 /** The caller's webhooks: registered with a URL, events and a collection; the secret shown once; paused, deleted, watched. */
 export function Webhooks({ collections, ask }: { collections: Listed[] | undefined; ask: Ask }) {
   const queries = useQueryClient();
-  const listed = useQuery({ queryKey: ['webhooks'], queryFn: () => api<Webhook[]>('GET', '/webhooks/') });
+  const listed = useQuery({ queryKey: ['webhooks'], queryFn: () => call(rag.GET('/webhooks')) });
   const refresh = () => queries.invalidateQueries({ queryKey: ['webhooks'] });
   const heading = useRef<HTMLHeadingElement>(null);
   const urlField = useRef<HTMLInputElement>(null);
   const [made, setMade] = useState<CreatedWebhook | null>(null);
   const [noEvent, setNoEvent] = useState(false);
   const create = useMutation({
-    mutationFn: (body: object) => api<CreatedWebhook>('POST', '/webhooks/', body),
+    mutationFn: (body: Schema<'CreateWebhook'>) => call(rag.POST('/webhooks', { body })),
     onSuccess: (hook) => {
       setMade(hook);
       return refresh();
@@ -253,7 +235,8 @@ export function Webhooks({ collections, ask }: { collections: Listed[] | undefin
           event.preventDefault();
           const form = event.currentTarget;
           const data = new FormData(form);
-          const events = data.getAll('events').map(String);
+          const checked = data.getAll('events');
+          const events = EVENTS.map(([event]) => event).filter((event) => checked.includes(event));
           setNoEvent(events.length === 0);
           if (events.length === 0) {
             form.querySelector<HTMLInputElement>('input[name="events"]')?.focus();

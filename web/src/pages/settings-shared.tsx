@@ -1,11 +1,7 @@
 // What the settings page's two sections share: the collections a key or a webhook may be limited to, and the confirmation.
+import type { Schema } from '../api.ts';
 
-/** A collection as the list gives it: owned, or shared with the caller. */
-export interface Listed {
-  id: string;
-  name: string;
-  shared?: true;
-}
+type Listed = Schema<'ListedCollection'>;
 
 /** A question asked before something is undone for good. */
 export interface Confirmation {
