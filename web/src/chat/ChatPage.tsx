@@ -8,6 +8,7 @@ import { Failure } from '../Failure.tsx';
 import { STOP_EVENT } from '../shell/shortcuts.ts';
 import { SourcePanel } from '../source/SourcePanel.tsx';
 import { AskBox, type Asking } from './AskBox.tsx';
+import { ChatActions } from './ChatActions.tsx';
 import { Message, type Shown } from './Message.tsx';
 import { handOver, takeOver } from './pending.ts';
 
@@ -151,6 +152,7 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
     <div class={`chat${open ? ' with-source' : ''}`}>
       <section class="conversation stack" aria-labelledby="chat-title">
         <h1 id="chat-title">{personal ? 'Personal space' : title}</h1>
+        {collectionId && sessionId && <ChatActions collectionId={collectionId} sessionId={sessionId} title={title} />}
         {messages.length === 0 && !session.isPending && (
           <p class="hint">
             {personal
