@@ -231,7 +231,7 @@ export function Quality({ collectionId, isOwner }: { collectionId: string; isOwn
               </dd>
             </div>
           </dl>
-          <p class="feedback-summary">
+          <p>
             {s.feedback_up + s.feedback_down === 0
               ? 'Nobody has rated an answer yet.'
               : `People rated ${answers(s.feedback_up)} up and ${s.feedback_down} down.`}
