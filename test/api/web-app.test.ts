@@ -48,7 +48,8 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     const email = `web-${randomUUID().slice(0, 8)}@example.com`;
     await signUpInBrowser(page, email);
     await page.waitForURL(`${stack.apiUrl}/app/`);
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Collections');
+    // The app opens on a new chat.
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('New chat');
     expect(await page.textContent('header')).toContain(email);
     expect(foreign).toEqual([]);
     await page.context().close();
@@ -87,6 +88,8 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, email);
     await page.waitForURL(`${stack.apiUrl}/app/`);
+    await page.getByRole('link', { name: 'Manage collections' }).click();
+    await page.waitForURL(`${stack.apiUrl}/app/collections`);
     await expect.poll(() => page.textContent('main')).toContain('No collections yet');
 
     // Someone else's collection, shared with this user for questions.
@@ -114,6 +117,10 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await page.getByRole('button', { name: 'Delete My notes' }).click();
     await dialog.getByRole('button', { name: 'Delete collection' }).click();
     await expect.poll(() => list.textContent()).not.toContain('My notes');
+    // The sidebar follows the list.
+    await expect
+      .poll(() => page.getByRole('navigation', { name: 'Collections and chats' }).textContent())
+      .not.toContain('My notes');
     const remaining = await api('GET', '/collections/', { token });
     expect(remaining.body.map((c: { name: string }) => c.name)).toEqual(['Their papers']);
 
@@ -126,6 +133,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
+    await page.goto(`${stack.apiUrl}/app/collections`);
     await expect.poll(() => page.textContent('main')).toContain('No collections yet');
     // The stored token goes bad while it still looks fresh, as a revoked or mis-signed one would.
     await page.evaluate(() => {
@@ -135,7 +143,8 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     });
     const statuses: number[] = [];
     page.on('response', (response) => {
-      if (new URL(response.url()).pathname === '/collections/') statuses.push(response.status());
+      if (new URL(response.url()).pathname === '/collections' && response.request().method() === 'GET')
+        statuses.push(response.status());
     });
     await page.reload();
     // The list loads: refused once, then answered with the refreshed token.
@@ -145,129 +154,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => page.getByRole('list', { name: 'Your collections' }).textContent()).toContain('After refresh');
     expect(statuses[0]).toBe(401);
     expect(statuses.slice(1).every((status) => status === 200)).toBe(true);
-    expect(page.url()).toBe(`${stack.apiUrl}/app/`);
-    await page.context().close();
-  });
-
-  it('uploads two files at once to the end, takes a dropped one, says why one failed, refuses a wrong one unsent, adds a URL', async () => {
-    const { page, foreign } = await newPage(browser);
-    await page.goto(`${stack.apiUrl}/login`);
-    await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
-    await page.waitForURL(`${stack.apiUrl}/app/`);
-    await page.getByLabel('New collection').fill('Handbooks');
-    await page.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('link', { name: 'Handbooks' }).click();
-    await page.waitForURL(/\/app\/c\/[0-9a-f-]{36}$/);
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Handbooks');
-
-    const uploads: string[] = [];
-    page.on('request', (request) => {
-      if (request.method() === 'POST' && new URL(request.url()).pathname === '/ingest') uploads.push(request.url());
-    });
-    await page
-      .getByLabel('Choose files')
-      .setInputFiles([join(DOCS_DIR, 'handbook-1p.docx'), join(DOCS_DIR, 'multi-column-2p.pdf')]);
-    const arriving = page.getByRole('list', { name: 'Arriving' });
-    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000, interval: 250 }).toBe(2);
-    expect(await arriving.textContent()).toMatch(/handbook-1p\.docxAdded: \d+ chunks/);
-    const documents = page.getByRole('list', { name: 'Documents' });
-    await expect.poll(() => documents.getByRole('listitem').count()).toBe(2);
-    const link = documents.getByRole('link', { name: 'handbook-1p.docx' });
-    expect(await link.getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/storage\/v1\/object\/sign\//);
-
-    // Refused in the browser, with the reason, before any byte is sent.
-    await page
-      .getByLabel('Choose files')
-      .setInputFiles({ name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
-    await expect.poll(() => arriving.locator('[data-status="refused"]').textContent()).toMatch(/only PDF, DOCX/);
-    expect(uploads).toHaveLength(2);
-
-    // Dropped onto the page, as a file dragged from the desktop arrives.
-    await page.evaluate(() => {
-      const dropped = new DataTransfer();
-      dropped.items.add(new File(['Neap tides come at the quarter moons, spring tides at new and full moon.'], 'tides.txt'));
-      const zone = document.querySelector('section[aria-label="Add files"]') as HTMLElement;
-      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dropped, bubbles: true, cancelable: true }));
-    });
-    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(3);
-    // A file the service cannot read ends as failed, saying why in plain words.
-    await page.getByLabel('Choose files').setInputFiles(join(DOCS_DIR, 'corrupt-header-only.pdf'));
-    await expect
-      .poll(() => arriving.locator('[data-status="failed"]').textContent(), { timeout: 60_000 })
-      .toMatch(/corrupt-header-only\.pdfNot added: \w/);
-
-    await page.getByLabel('Add a web page by its address').fill(`${stack.pagesUrl}/article.html`);
-    await page.getByRole('button', { name: 'Add page' }).click();
-    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(4);
-    await expect.poll(() => documents.getByRole('listitem').count()).toBe(4);
-
-    // The same file again: nothing new, and the page says it is already there.
-    await page.getByLabel('Choose files').setInputFiles(join(DOCS_DIR, 'handbook-1p.docx'));
-    await expect.poll(() => arriving.locator('[data-status="succeeded"]').count(), { timeout: 60_000 }).toBe(5);
-    expect(await arriving.locator('[data-status="succeeded"]').first().textContent()).toMatch(
-      /handbook-1p\.docxAlready here: the same file is in this list \(\d+ chunks\)/,
-    );
-    expect(await documents.getByRole('listitem').count()).toBe(4);
-
-    await page.getByRole('button', { name: 'Delete handbook-1p.docx' }).click();
-    await expect.poll(() => documents.getByRole('listitem').count()).toBe(3);
-    expect(foreign).toEqual([]);
-    await page.context().close();
-  });
-
-  it('streams an answer word by word, opens a citation, stops an answer, and keeps the chat in a session', async () => {
-    const { page, foreign } = await newPage(browser);
-    await page.goto(`${stack.apiUrl}/login`);
-    await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
-    await page.waitForURL(`${stack.apiUrl}/app/`);
-    const token = await accessTokenIn(page);
-    const created = await api('POST', '/collections/', { token, body: { name: 'Tides' } });
-    const text =
-      'The barrage at La Rance in Brittany has produced tidal power since 1966. Its turbines run on the ebb and the flood. ' +
-      'Sluice gates let the flood tide into the estuary, and at high water they close behind it. '.repeat(6);
-    expect((await ingestFile(token, 'rance.txt', created.body.id, text)).status).toBe('succeeded');
-
-    await page.goto(`${stack.apiUrl}/app/c/${created.body.id}`);
-    await page.getByLabel('Your question').fill('When did La Rance start producing tidal power?');
-    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/query/');
-    await page.getByRole('button', { name: 'Ask' }).click();
-    const messages = page.getByRole('list', { name: 'Messages' });
-    await expect.poll(() => messages.textContent(), { timeout: 20_000 }).toContain('1966');
-    await expect.poll(() => page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
-    // The answer came as a stream of words, each its own event.
-    expect((await (await answered).text()).split('event: token').length - 1).toBeGreaterThan(5);
-
-    await messages
-      .getByRole('button', { name: /^Source 1: rance\.txt$/ })
-      .first()
-      .click();
-    const source = page.getByRole('dialog');
-    expect(await source.getByRole('heading').textContent()).toBe('Source 1: rance.txt');
-    expect(await source.locator('blockquote').textContent()).toContain('La Rance');
-    expect(await source.getByRole('link', { name: 'Open rance.txt' }).getAttribute('href')).toMatch(
-      /\/storage\/v1\/object\/sign\//,
-    );
-    await source.getByRole('button', { name: 'Close' }).click();
-
-    // The session the question opened is in the sidebar, named after it; its history loads when opened.
-    const sessions = page.getByRole('navigation', { name: 'Chat sessions' });
-    await expect.poll(() => sessions.textContent()).toContain('When did La Rance start producing tidal power?');
-    await page.reload();
-    await sessions.getByRole('button', { name: 'When did La Rance start producing tidal power?' }).click();
-    await expect.poll(() => messages.textContent()).toContain('1966');
-    await sessions.getByLabel('Rename this chat').fill('La Rance');
-    await sessions.getByRole('button', { name: 'Rename' }).click();
-    await expect.poll(() => sessions.getByRole('list').textContent()).toContain('La Rance');
-
-    // Stop, once the answer has begun: the request is aborted, and the answer says so.
-    await page.getByLabel('Your question').fill('How do the sluice gates and the turbines work at the barrage?');
-    await page.getByRole('button', { name: 'Ask' }).click();
-    const answering = messages.locator('.message.assistant .answer').last();
-    await expect.poll(() => answering.textContent(), { interval: 10 }).not.toBe('');
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await expect.poll(() => messages.locator('.note').last().textContent()).toBe('Stopped.');
-    expect(await page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
-    expect(foreign).toEqual([]);
+    expect(page.url()).toBe(`${stack.apiUrl}/app/collections`);
     await page.context().close();
   });
 
@@ -287,7 +174,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await cite.waitFor({ timeout: 30_000 });
     await expect.poll(() => page.getByRole('button', { name: 'Ask' }).count()).toBe(1);
     await cite.click();
-    const picture = page.getByRole('dialog').getByRole('img', { name: /scan-linn-2col\.pdf/ });
+    const picture = page.getByRole('complementary').getByRole('img', { name: /scan-linn-2col\.pdf/ });
     await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
     expect(await picture.getAttribute('src')).toContain('token=');
     await page.context().close();
@@ -297,7 +184,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     const owner = await signUp('web-sharer');
     const created = await api('POST', '/collections/', { token: owner.token, body: { name: 'Shared shelf' } });
     const { page: ownerPage, foreign } = await newPage(browser);
-    await signInInBrowser(ownerPage, owner, `/app/c/${created.body.id}`);
+    await signInInBrowser(ownerPage, owner, `/app/c/${created.body.id}/sharing`);
     await ownerPage.getByLabel('New invite link that lets people').selectOption('query');
     await ownerPage.getByRole('button', { name: 'Create link' }).click();
     const linkField = ownerPage.getByLabel('The link, shown only now');
@@ -314,24 +201,32 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     const guestEmail = `web-guest-${randomUUID().slice(0, 8)}@example.com`;
     await signUpInBrowser(guest, guestEmail);
     await guest.waitForURL(`${stack.apiUrl}/app/c/${created.body.id}`);
-    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent()).toBe('Shared shelf');
-    // A member does not manage sharing.
-    expect(await guest.getByRole('heading', { name: 'Sharing' }).count()).toBe(0);
+    const guestSide = guest.getByRole('navigation', { name: 'Collections and chats' });
+    await expect.poll(() => guestSide.textContent()).toContain('Shared shelf');
+    // A member does not manage sharing: no such page in the sidebar, and none at its address.
+    expect(await guestSide.getByRole('link', { name: 'Sharing' }).count()).toBe(0);
+    await guest.goto(`${stack.apiUrl}/app/c/${created.body.id}/sharing`);
+    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent()).toBe('Not found');
     await guest.goto(link);
     await expect.poll(() => guest.getByRole('status').textContent()).toMatch(/already a member.*query permission/);
 
-    await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}`);
+    await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}/sharing`);
     const members = ownerPage.getByRole('list', { name: 'Members' });
     await expect.poll(() => members.textContent()).toContain(guestEmail);
 
-    // The owner copies a chat session to the new member from the sidebar.
+    // The owner copies a chat session to the new member, from the chat's options.
     const chat = await api('POST', `/chat/${created.body.id}/sessions`, { token: owner.token, body: { title: 'For the guest' } });
     await ownerPage.reload();
-    const sessions = ownerPage.getByRole('navigation', { name: 'Chat sessions' });
-    await sessions.getByRole('button', { name: 'For the guest' }).click();
-    await sessions.getByLabel('Share a copy with').selectOption({ label: `${guestEmail} (member)` });
-    await sessions.getByRole('button', { name: 'Share' }).click();
-    await expect.poll(() => sessions.getByRole('status').textContent()).toBe('Shared.');
+    await ownerPage
+      .getByRole('navigation', { name: 'Collections and chats' })
+      .getByRole('link', { name: 'For the guest' })
+      .click();
+    await ownerPage.waitForURL(`${stack.apiUrl}/app/c/${created.body.id}/chat/${chat.body.id}`);
+    await ownerPage.getByText('Chat options').click();
+    await ownerPage.getByLabel('Share a copy with').selectOption({ label: `${guestEmail} (member)` });
+    await ownerPage.getByRole('button', { name: 'Share', exact: true }).click();
+    await expect.poll(() => ownerPage.getByRole('status').filter({ hasText: 'Shared.' }).count()).toBe(1);
+    await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}/sharing`);
     const guestToken = await accessTokenIn(guest);
     const guestSessions = await api('GET', `/chat/${created.body.id}/sessions`, { token: guestToken });
     expect(guestSessions.body.map((s: { title: string }) => s.title)).toEqual(['For the guest']);
@@ -370,7 +265,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     expect(await asked.text()).toContain('event: done');
 
     const { page } = await newPage(browser);
-    await signInInBrowser(page, admin, `/app/c/${id}`);
+    await signInInBrowser(page, admin, `/app/c/${id}/quality`);
     const chart = page.getByRole('img', { name: 'Daily average scores, from 0 to 1' });
     // The stats refresh on their own (every 15 s) while the page is open: scoring finishes in the background.
     await expect.poll(() => chart.count(), { timeout: 60_000, interval: 500 }).toBe(1);
@@ -403,7 +298,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     expect((await api('GET', `/collections/${id}/config`, { token: admin.token })).body.retrieval_strategy).toBe('mmr');
 
     const { page: memberPage } = await newPage(browser);
-    await signInInBrowser(memberPage, member, `/app/c/${id}`);
+    await signInInBrowser(memberPage, member, `/app/c/${id}/quality`);
     await memberPage.getByRole('heading', { name: 'Quality' }).waitFor();
     await expect.poll(() => memberPage.getByRole('list', { name: 'Evaluation records' }).textContent()).toContain('La Rance');
     expect(await memberPage.getByRole('form', { name: 'Retrieval settings' }).count()).toBe(0);
@@ -419,7 +314,17 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     });
     const { page } = await newPage(browser, { width: 360, height: 780 });
     await signInInBrowser(page, user, '/app/');
-    for (const path of ['/app/', `/app/c/${created.body.id}`, '/app/personal']) {
+    const id = created.body.id;
+    for (const path of [
+      '/app/',
+      `/app/c/${id}`,
+      `/app/c/${id}/documents`,
+      `/app/c/${id}/sharing`,
+      `/app/c/${id}/quality`,
+      '/app/personal',
+      '/app/collections',
+      '/app/settings',
+    ]) {
       await page.goto(`${stack.apiUrl}${path}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');

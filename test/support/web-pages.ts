@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { watchCspViolations } from './browser.ts';
 import { stack, type TestUser } from './client.ts';
@@ -18,8 +20,9 @@ export const takeCspViolations = (): string[] => watched.splice(0).flatMap((viol
 export async function newPage(
   browser: Browser,
   viewport?: { width: number; height: number },
+  colorScheme?: 'light' | 'dark',
 ): Promise<{ page: Page; foreign: string[] }> {
-  const context = await browser.newContext(viewport ? { viewport } : {});
+  const context = await browser.newContext({ ...(viewport ? { viewport } : {}), ...(colorScheme ? { colorScheme } : {}) });
   const page = await context.newPage();
   watched.push(await watchCspViolations(page));
   const foreign: string[] = [];
@@ -44,3 +47,24 @@ export const hasFocus = (locator: Locator) => locator.evaluate((element) => elem
 /** The page's scrolling width and the screen's: the first larger means something overflows sideways. */
 export const pageAndScreenWidths = (page: Page): Promise<[number, number]> =>
   page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+let axeSource: string | undefined;
+
+/** axe-core's serious and critical findings on the page as it stands: each rule with the elements it names. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern: a <script> tag
+  // with axe inline would be refused, as it should be.
+  axeSource ??= readFileSync(AXE, 'utf8');
+  await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const { violations } = await axe.run();
+    return violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
+}

@@ -71,7 +71,7 @@ const CollectionChat = ({ params }: { params: { id: string; session?: string } }
 );
 const DocumentsPage = ofCollection(({ collectionId, canWrite }) => <Documents collectionId={collectionId} canWrite={canWrite} />);
 const SharingPage = ofCollection(({ collectionId, owner }) => (owner ? <Sharing collectionId={collectionId} /> : <NotFound />));
-const QualityPage = ofCollection(({ collectionId }) => <Quality collectionId={collectionId} />);
+const QualityPage = ofCollection(({ collectionId, owner }) => <Quality collectionId={collectionId} isOwner={owner} />);
 const CollectionSettingsPage = ofCollection(CollectionSettings);
 
 function Pages() {
