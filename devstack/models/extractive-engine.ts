@@ -3,6 +3,7 @@ import { NO_ANSWER } from '#core/contracts/answer-prompt-format.ts';
 import { earlierQuestions, type ParsedAnswerPrompt, parseAnswerPrompt } from './answer-prompt-parser.ts';
 import { truncateToTokens } from './chat-format.ts';
 import type { TextEngine } from './chat-handler.ts';
+import { markdownTable, type TableRow, tableLines } from './passage-tables.ts';
 import { sentences, terms } from './text-analysis.ts';
 
 /** The name the model server gives this engine. */
@@ -38,6 +39,8 @@ const B = 0.75;
 const MIN_SENTENCE_WORDS = 4;
 // Two sentences sharing this much of their vocabulary say the same thing (chunk overlap repeats sentences).
 const DUPLICATE_JACCARD = 0.8;
+// From this many quoted sentences on, an answer is a bullet list; one or two read better as prose.
+const LIST_FROM = 3;
 
 // Words that frame a question rather than name its subject. Lucene's stop set keeps them, and left in they would
 // count as unmatched terms and sink every sentence's coverage.
@@ -63,40 +66,50 @@ export interface ExtractedSentence {
   /** Whitespace-normalised, otherwise as written. */
   text: string;
   score: number;
+  /** Set when the sentence is a row of a table in its passage. */
+  row?: TableRow;
 }
 
-interface Candidate {
+/** A sentence of a passage, or a whole table row. */
+interface Quotable {
+  text: string;
+  row?: TableRow;
+}
+
+interface Candidate extends Quotable {
   passage: number;
   rank: number;
   position: number;
-  text: string;
   terms: string[];
   words: number;
 }
 
 /**
- * A passage's sentences. The chunker puts each block on its own line, so lines are kept apart — a heading does not
- * run into the paragraph under it — except a line that stops mid-sentence before a lowercase one, as wrapped text does.
+ * A passage's sentences, and its table rows whole. The chunker puts each block on its own line, so lines are kept
+ * apart — a heading does not run into the paragraph under it — except a line that stops mid-sentence before a
+ * lowercase one, as wrapped text does. A table's header and delimiter lines are left out: they only name columns.
  */
-function passageSentences(text: string): string[] {
-  const paragraphs: string[] = [];
+function passageSentences(text: string): Quotable[] {
+  const lines = text.split('\n').map((line) => line.trim());
+  const tables = tableLines(lines);
+  const blocks: Quotable[] = [];
   let open = false;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '') {
+  for (const [i, line] of lines.entries()) {
+    const table = tables.get(i);
+    if (line === '' || table) {
+      if (table?.kind === 'row') blocks.push({ text: line.replace(/\s+/gu, ' '), row: table.row });
       open = false;
       continue;
     }
-    const last = paragraphs.length - 1;
-    const previous = paragraphs[last];
-    if (open && previous !== undefined && !/[.!?…:;]['"”’)\]]*$/u.test(previous) && /^\p{Ll}/u.test(line)) {
-      paragraphs[last] = `${previous} ${line}`;
+    const previous = blocks.at(-1);
+    if (open && previous && !/[.!?…:;]['"”’)\]]*$/u.test(previous.text) && /^\p{Ll}/u.test(line)) {
+      previous.text = `${previous.text} ${line}`;
     } else {
-      paragraphs.push(line);
+      blocks.push({ text: line });
     }
     open = true;
   }
-  return paragraphs.flatMap(sentences);
+  return blocks.flatMap((block) => (block.row ? [block] : sentences(block.text).map((sentence) => ({ text: sentence }))));
 }
 
 function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
@@ -137,14 +150,18 @@ export function extractAnswer(
   if (questionTerms.length === 0 || parsed.passages.length === 0) return [];
 
   const candidates: Candidate[] = parsed.passages.flatMap((passage, rank) =>
-    passageSentences(passage.text).map((text, position) => ({
-      passage: passage.number,
-      rank,
-      position,
-      text,
-      terms: terms(text),
-      words: text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0,
-    })),
+    passageSentences(passage.text).map((quotable, position) => {
+      // A row is matched with its column names, which a PDF table's row does not repeat.
+      const matched = quotable.row ? [...quotable.row.header, ...quotable.row.cells].join(' ') : quotable.text;
+      return {
+        ...quotable,
+        passage: passage.number,
+        rank,
+        position,
+        terms: terms(matched),
+        words: matched.match(/[\p{L}\p{N}]+/gu)?.length ?? 0,
+      };
+    }),
   );
   if (candidates.length === 0) return [];
 
@@ -200,19 +217,37 @@ export function extractAnswer(
     chosenTerms.push(vocabulary);
   }
   chosen.sort((a, b) => a.passage - b.passage || a.candidate.position - b.candidate.position);
-  return chosen.map(({ passage, text, score }) => ({ passage, text, score }));
+  return chosen.map(({ passage, text, score, candidate: { row } }) => ({ passage, text, score, ...(row ? { row } : {}) }));
 }
 
-/** The whole answer: each chosen sentence followed by its citation, or NO_ANSWER. */
+/**
+ * The whole answer in Markdown, or NO_ANSWER. When the best sentence is a table row, the answer opens with its
+ * table: the header and the chosen rows of that table, then the citation alone after it, where the citation
+ * checker reads it as the last row's. The other sentences are quoted each followed by its citation: as prose up
+ * to LIST_FROM sentences, as a bullet list from there. Nothing is added that the passages do not say.
+ */
 export function composeAnswer(sentences: readonly ExtractedSentence[]): string {
   if (sentences.length === 0) return NO_ANSWER;
-  return sentences.map((s) => `${s.text} [${s.passage}]`).join(' ');
+  const best = sentences.reduce((top, s) => (s.score > top.score ? s : top));
+  const table = best.row;
+  if (!table) return quote(sentences);
+  const inTable = (s: ExtractedSentence) => s.passage === best.passage && s.row?.table === table.table;
+  const rows = sentences.flatMap((s) => (inTable(s) ? [(s.row as TableRow).cells] : []));
+  const rest = sentences.filter((s) => !inTable(s));
+  const parts = [markdownTable(table.header, rows), `[${best.passage}]`];
+  if (rest.length > 0) parts.push(quote(rest));
+  return parts.join('\n\n');
+}
+
+function quote(sentences: readonly ExtractedSentence[]): string {
+  const cited = sentences.map((s) => `${s.text} [${s.passage}]`);
+  return cited.length >= LIST_FROM ? cited.map((item) => `- ${item}`).join('\n') : cited.join(' ');
 }
 
 /**
  * A TextEngine that answers from the prompt's passages alone, extractively: it quotes the most relevant sentences
- * with [n] citations. Deterministic (temperature is ignored), streamed a few words at a time, and stops when the
- * signal aborts or `maxTokens` is reached.
+ * with [n] citations, in Markdown (composeAnswer). Deterministic (temperature is ignored), streamed a few words at
+ * a time, and stops when the signal aborts or `maxTokens` is reached.
  */
 export function createExtractiveEngine(options: ExtractiveOptions = {}): TextEngine {
   const settings = { ...DEFAULTS, ...options };
@@ -222,6 +257,7 @@ export function createExtractiveEngine(options: ExtractiveOptions = {}): TextEng
   return async function* extractive(messages, { maxTokens, signal }) {
     const full = composeAnswer(extractAnswer(parseAnswerPrompt(messages), settings, earlierQuestions(messages)));
     const answer = maxTokens === undefined ? full : truncateToTokens(full, maxTokens).text;
+    // Each piece carries the whitespace before it, line breaks included, so the Markdown arrives as composed.
     const words = answer.match(/\s*\S+/gu) ?? [];
     for (let i = 0; i < words.length; i += settings.wordsPerChunk) {
       if (signal.aborted) return;

@@ -59,10 +59,18 @@ const asMessages = ({ system, prompt }: { system: string; prompt: string }): Cha
   { role: 'user', content: prompt },
 ];
 
-/** The answer's sentences and the passage each one cites. */
+/** The answer's sentences and the passage each one cites, from prose ("s [n] s [m]") or a list of "- s [n]" items. */
 function citedSentences(answer: string): { text: string; passage: number }[] {
-  const parts = [...answer.matchAll(/(.+?) \[(\d+)\](?: |$)/gu)];
-  expect(parts.map((m) => m[0]).join('')).toBe(answer);
+  const lines = answer.split('\n');
+  const items = lines.length > 1 ? lines.map((line) => line.replace(/^- /u, '')) : lines;
+  const parts = items.flatMap((item) => {
+    const cited = [...item.matchAll(/(.+?) \[(\d+)\](?: |$)/gu)];
+    expect(cited.map((m) => m[0]).join('')).toBe(item);
+    return cited;
+  });
+  // Prose up to two sentences, a list of one sentence an item from three.
+  if (lines.length > 1) expect(lines.every((line) => line.startsWith('- ')) && parts.length === lines.length).toBe(true);
+  expect(lines.length > 1).toBe(parts.length >= 3);
   return parts.map((m) => ({ text: m[1] as string, passage: Number(m[2]) }));
 }
 
@@ -235,6 +243,99 @@ describe('extractive answers', () => {
     const capped = (await collect(engine(messages, { maxTokens: 6, signal: new AbortController().signal }))).join('');
     expect(estimateTokens(capped)).toBe(6);
     expect(whole.startsWith(capped)).toBe(true);
+  });
+});
+
+describe('answers in Markdown', () => {
+  const quoted = (passage: number, text: string, score = 1) => ({ passage, text, score });
+  const engineAnswer = async (question: string, sources: PromptPassage[], options: { maxTokens?: number } = {}) =>
+    collect(
+      createExtractiveEngine()(asMessages(buildAnswerPrompt(question, sources)), {
+        ...options,
+        signal: new AbortController().signal,
+      }),
+    );
+
+  // A CSV or spreadsheet as the ingest parsers write it: one row a line, each naming its columns.
+  const league: PromptPassage = {
+    source: 'league.csv',
+    text: 'Team: Blues; Cups: 1; Founded: 1901\nTeam: Reds; Cups: 2; Founded: 1920\nTeam: Greens; Cups: 7; Founded: 1899',
+  };
+  // A PDF table: the cells of each line joined by " | ", the header first.
+  const revenue: PromptPassage = {
+    source: 'report.pdf',
+    page: 4,
+    text: 'Revenue by product\nProduct | Revenue | Region\nGadget | 120 | Europe\nWidget | 340 | Asia\nGizmo | 55 | Africa',
+  };
+
+  it('keeps one or two sentences as prose, each followed by its citation', () => {
+    expect(composeAnswer([quoted(2, 'The LinnDrum samples at 28 kHz.')])).toBe('The LinnDrum samples at 28 kHz. [2]');
+    expect(composeAnswer([quoted(1, 'It was designed in 1982.'), quoted(3, 'A MIDI interface came later.')])).toBe(
+      'It was designed in 1982. [1] A MIDI interface came later. [3]',
+    );
+  });
+
+  it('lists three or more sentences as Markdown bullets, one sentence and its citation an item', () => {
+    expect(
+      composeAnswer([quoted(1, 'It was designed in 1982.'), quoted(2, 'It samples at 28 kHz.'), quoted(3, 'MIDI came later.')]),
+    ).toBe('- It was designed in 1982. [1]\n- It samples at 28 kHz. [2]\n- MIDI came later. [3]');
+  });
+
+  it('answers from a table row with the table: its header, a delimiter and the chosen rows, the citation after it', async () => {
+    expect((await engineAnswer('How many cups have the Greens won?', [league])).join('')).toBe(
+      '| Team | Cups | Founded |\n| --- | --- | --- |\n| Greens | 7 | 1899 |\n\n[1]',
+    );
+    expect(
+      (await engineAnswer('What revenue did the Widget product make?', [cookingSources[0] as PromptPassage, revenue])).join(''),
+    ).toBe('| Product | Revenue | Region |\n| --- | --- | --- |\n| Widget | 340 | Asia |\n\n[2]');
+  });
+
+  it('quotes the other sentences after the table, and a row as written when prose leads', async () => {
+    const club: PromptPassage = { source: 'club.md', text: 'The Greens club was founded by miners in Dunmore.' };
+    expect((await engineAnswer('Which team was founded in 1899 in Dunmore?', [league, club])).join('')).toBe(
+      '| Team | Cups | Founded |\n| --- | --- | --- |\n| Greens | 7 | 1899 |\n\n[1]\n\nThe Greens club was founded by miners in Dunmore. [2]',
+    );
+    expect((await engineAnswer('Which team was founded by miners in Dunmore in 1899?', [league, club])).join('')).toBe(
+      'Team: Greens; Cups: 7; Founded: 1899 [1] The Greens club was founded by miners in Dunmore. [2]',
+    );
+  });
+
+  it('reads a table only where its structure is clear', async () => {
+    const loose: PromptPassage[] = [
+      // One keyed line is a note, not a table; a run of cells under a header of figures has no header to name.
+      { source: 'notes.md', text: 'Status: the Widget ships in May; Owner: the Asia sales team' },
+      { source: 'figures.pdf', text: '2022 | 2023\nWidget sales 120 | Widget sales 340' },
+    ];
+    expect((await engineAnswer('Who owns the Widget sales in Asia?', loose)).join('')).toBe(
+      'Status: the Widget ships in May; Owner: the Asia sales team [1] Widget sales 120 | Widget sales 340 [2]',
+    );
+    // A Markdown table, as a hand-written prompt may hold one, is recognised by its delimiter row.
+    const priced: PromptPassage = {
+      source: 'prices.md',
+      text: '| Product | Price |\n|:---|---:|\n| Widget | 9 |\n| Gizmo | 4 |',
+    };
+    expect((await engineAnswer('What is the price of the Widget?', [priced])).join('')).toBe(
+      '| Product | Price |\n| --- | --- |\n| Widget | 9 |\n\n[1]',
+    );
+  });
+
+  it('streams line breaks with the word after them, so the Markdown arrives intact, also when cut at maxTokens', async () => {
+    const question = 'When was the LinnDrum designed, what sampling rate did it use, and what was added in the MIDI revision?';
+    const pieces = await engineAnswer(question, linnSources);
+    expect(pieces.join('')).toBe(
+      '- Roger Linn designed the LinnDrum in 1982 as the successor to his LM-1 Drum Computer. [1]\n' +
+        '- Its drum samples were recorded at a sampling rate of 28 kHz with 8-bit resolution. [2]\n' +
+        '- The crash and ride cymbals use longer samples than the other sounds. [2]\n' +
+        '- A later revision added a MIDI interface to the unit. [3]',
+    );
+    for (const piece of pieces) expect(piece).toMatch(/^\s*\S+$/u);
+    expect(pieces.filter((piece) => piece === '\n-')).toHaveLength(3);
+    const table = await engineAnswer('What revenue did the Widget product make?', [revenue]);
+    expect(table.filter((piece) => piece.startsWith('\n'))).toEqual(['\n|', '\n|', '\n\n[1]']);
+
+    const capped = (await engineAnswer(question, linnSources, { maxTokens: 30 })).join('');
+    expect(capped).toContain('\n- Its drum samples');
+    expect(pieces.join('').startsWith(capped)).toBe(true);
   });
 });
 
