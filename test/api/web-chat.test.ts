@@ -29,11 +29,15 @@ async function collectionWith(user: TestUser, name: string, files: [string, stri
   return created.body.id as string;
 }
 
-/** Asks in the page's ask box and waits for the answer to finish (the Ask button is back). */
+/** Asks in the page's ask box and waits for the answer to finish: one more answer, and none streaming. */
 async function askInPage(page: Page, question: string) {
+  const finished = page.locator('.message.assistant:not([aria-busy])');
+  const before = await finished.count();
   await page.getByLabel('Your question').fill(question);
   await page.getByRole('button', { name: 'Ask', exact: true }).click();
-  await page.locator('.message.assistant[aria-busy="true"]').waitFor({ state: 'detached', timeout: 30_000 });
+  // A chat's first question moves to the chat's address, where the answer streams.
+  await expect.poll(() => finished.count(), { timeout: 30_000 }).toBeGreaterThan(before);
+  expect(await page.locator('.message.assistant[aria-busy]').count()).toBe(0);
 }
 
 const messages = (page: Page) => page.getByRole('list', { name: 'Messages' });
@@ -58,11 +62,11 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
 
     // The chat is in the sidebar under its collection, named after its first question, and marked as the current one.
     const link = sidebar(page).getByRole('link', { name: question });
-    await expect.poll(() => link.getAttribute('aria-current')).toBe('true');
+    await expect.poll(() => link.getAttribute('aria-current')).toBe('page');
     expect(await link.getAttribute('href')).toBe(new URL(chatUrl).pathname);
 
     // Away to a page of the collection, and back: the chat and its answer are where they were.
-    await sidebar(page).getByRole('link', { name: 'Documents' }).click();
+    await sidebar(page).getByRole('list', { name: 'Tides pages' }).getByRole('link', { name: 'Documents' }).click();
     await page.waitForURL(`${stack.apiUrl}/app/c/${id}/documents`);
     await page.goBack();
     await page.waitForURL(chatUrl);

@@ -2,10 +2,10 @@ import {
   type components,
   createRagClient,
   type ApiError as ErrorBody,
-  type RagClient,
-  readQueryStream,
   type QueryEvent,
   type QueryRequest,
+  type RagClient,
+  readQueryStream,
 } from '../../client/index.ts';
 import { auth, loginUrl } from './session.ts';
 
@@ -75,15 +75,15 @@ async function accessToken(stale = false): Promise<string> {
  * that fails too, the browser goes to /login and comes back here afterwards.
  */
 async function signedFetch(request: Request): Promise<Response> {
-  const send = async (token: string, attempt: Request) => {
-    const headers = new Headers(attempt.headers);
+  // The body read once, as bytes, for both attempts: a cloned or rebuilt Request would send it as a stream.
+  const body = request.body ? await request.arrayBuffer() : undefined;
+  const send = async (token: string) => {
+    const headers = new Headers(request.headers);
     headers.set('Authorization', `Bearer ${token}`);
-    return fetch(new Request(attempt, { headers }));
+    return fetch(request.url, { method: request.method, headers, body, signal: request.signal });
   };
-  // The first attempt consumes the body: keep a copy for the retry.
-  const retry = request.clone();
-  let response = await send(await accessToken(), request);
-  if (response.status === 401) response = await send(await accessToken(true), retry);
+  let response = await send(await accessToken());
+  if (response.status === 401) response = await send(await accessToken(true));
   if (response.status === 401) return sessionOver();
   return response;
 }

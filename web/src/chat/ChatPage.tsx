@@ -55,18 +55,20 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
       setChosen((now) => (now.length ? now : [collections.data[0]?.id as string]));
   }, [collectionId, personal, collections.data]);
 
+  // The history as the API has it, until this page asks: from then on what it asks is added as it streams, and a
+  // refetch must not wipe a live answer.
+  const asked = useRef(false);
   useEffect(() => {
-    if (!session.data) return;
-    setMessages(
-      session.data.map((m) => ({
-        key: m.id,
-        role: m.role,
-        content: m.content,
-        sources: m.sources,
-        evaluationId: m.evaluation_id,
-        feedback: m.feedback,
-      })),
-    );
+    if (!session.data || asked.current) return;
+    const history: Shown[] = session.data.map((m) => ({
+      key: m.id,
+      role: m.role,
+      content: m.content,
+      sources: m.sources,
+      evaluationId: m.evaluation_id,
+      feedback: m.feedback,
+    }));
+    setMessages(history);
     // The collections its last question searched, so a follow-up searches them too.
     const last = session.data.findLast((m) => m.role === 'user');
     if (last && last.collection_ids.length > 0) setChosen(last.collection_ids);
@@ -84,9 +86,13 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
   }, []);
 
   const setLast = (change: (last: Shown) => Shown) =>
-    setMessages((all) => [...all.slice(0, -1), change(all[all.length - 1] as Shown)]);
+    setMessages((all) => {
+      const last = all[all.length - 1];
+      return last ? [...all.slice(0, -1), change(last)] : all;
+    });
 
   async function stream(body: QueryRequest, replaceLast = false) {
+    asked.current = true;
     setFailure(null);
     lastBody.current = body;
     const controller = new AbortController();
@@ -122,7 +128,9 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
       setLast((last) => ({ ...last, streaming: false }));
       setStreaming(false);
       stopper.current = null;
+      // The chat's title (named after its first question) in the sidebar, and its history for the next visit.
       if (collectionId) void queries.invalidateQueries({ queryKey: ['sessions', collectionId] });
+      if (sessionId) void queries.invalidateQueries({ queryKey: ['session', collectionId, sessionId] });
     }
   }
 
