@@ -89,7 +89,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
     const { page } = await newPage(browser, undefined, 'dark');
     await signInInBrowser(page, user, '/app/');
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
-    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(await theme()).toBe('dark');
     expect(await background()).toBe('rgb(15, 20, 25)');
     await page.getByLabel('Colour theme').selectOption('light');
@@ -133,7 +133,9 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   it('takes keyboard shortcuts: / focuses the question, Ctrl+Shift+O starts a new chat', async () => {
     const { page } = await newPage(browser);
     await signInInBrowser(page, user, `/app/c/${collection}/chat/${chat}`);
-    await page.getByRole('list', { name: 'Messages' }).getByText('1966').first().waitFor();
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Messages' }).locator('.answer').first().textContent())
+      .toContain('1966');
     await page.locator('body').click({ position: { x: 5, y: 400 } });
     await page.keyboard.press('/');
     expect(await hasFocus(page.getByLabel('Your question'))).toBe(true);
