@@ -63,13 +63,22 @@ export function createStorageApp(options: StorageOptions): Hono {
     return renderError(c, err);
   });
 
-  // Browsers upload and download cross-origin; preflights carry no key.
+  // Browsers upload and download cross-origin; preflights carry no key. pdf.js reads a signed link in byte
+  // ranges only where it can see Accept-Ranges, which a cross-origin script sees only when exposed.
   app.use(
     '*',
     cors({
       origin: '*',
       allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-      exposeHeaders: ['Content-Length', 'Content-Type', 'Content-Range', 'Content-Disposition', 'ETag', 'Last-Modified'],
+      exposeHeaders: [
+        'Accept-Ranges',
+        'Content-Length',
+        'Content-Type',
+        'Content-Range',
+        'Content-Disposition',
+        'ETag',
+        'Last-Modified',
+      ],
     }),
   );
 
