@@ -64,12 +64,14 @@ function NotFound({ what = 'page' }: { what?: string }) {
 
 const Home = () => <ChatPage collectionId={null} sessionId={null} personal={false} />;
 const Personal = () => <ChatPage collectionId={null} sessionId={null} personal />;
-const PersonalDocuments = () => <Documents collectionId={null} canWrite />;
+const PersonalDocuments = () => <Documents collectionId={null} canWrite owner />;
 // Keyed by chat: a new chat, or another one, starts from a clean page.
 const CollectionChat = ({ params }: { params: { id: string; session?: string } }) => (
   <ChatPage key={params.session ?? params.id} collectionId={params.id} sessionId={params.session ?? null} personal={false} />
 );
-const DocumentsPage = ofCollection(({ collectionId, canWrite }) => <Documents collectionId={collectionId} canWrite={canWrite} />);
+const DocumentsPage = ofCollection(({ collectionId, canWrite, owner }) => (
+  <Documents collectionId={collectionId} canWrite={canWrite} owner={owner} />
+));
 const SharingPage = ofCollection(({ collectionId, owner }) => (owner ? <Sharing collectionId={collectionId} /> : <NotFound />));
 const QualityPage = ofCollection(({ collectionId, owner }) => <Quality collectionId={collectionId} isOwner={owner} />);
 const CollectionSettingsPage = ofCollection(CollectionSettings);
