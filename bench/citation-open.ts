@@ -17,7 +17,7 @@ import { appendFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { ask, createRagClient } from '../client/index.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
-import { launchChromium, watchCspViolations } from '../test/support/browser.ts';
+import { launchChromium, signInAt, watchCspViolations } from '../test/support/browser.ts';
 import { longPdf } from '../test/support/long-pdf.ts';
 import { readFlags, toggle, whole } from './flags.ts';
 import { createCollection, ingestAll, startBenchStack } from './ingest-e2e.ts';
@@ -89,11 +89,7 @@ try {
   const page = await context.newPage();
   const violations = await watchCspViolations(page);
   const chat = `/app/c/${collectionId}/chat/${sessionId}`;
-  await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(chat)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${stack.apiUrl}${chat}`);
+  await signInAt(page, stack.apiUrl, user.email, chat);
 
   const cold: number[] = [];
   const warm: number[] = [];

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
+import { longPdf } from '../support/long-pdf.ts';
 import { docx } from '../support/ooxml-files.ts';
 import { newPage, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
 
@@ -178,6 +179,36 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
     await page.getByRole('heading', { name: 'Quality', level: 1 }).waitFor();
     await expect.poll(() => page.locator('main').textContent()).toMatch(/1 down/);
     await expect.poll(() => page.locator('main').textContent()).toContain('It leaves out the price.');
+    await page.context().close();
+  });
+
+  it('opens a PDF citation at its page, with the cited passage highlighted', async () => {
+    const user = await signUp('web-pdf');
+    const pdf = longPdf();
+    const id = await collectionWith(user, 'Gazetteer', [['gazetteer.pdf', pdf.bytes]]);
+    const { page } = await newPage(browser);
+    await signInInBrowser(page, user, `/app/c/${id}`);
+    await askInPage(page, pdf.fact.question);
+    // pdf.js is not part of the app: it loads when a PDF source is first opened.
+    const pdfAssets: string[] = [];
+    page.on('request', (request) => {
+      if (/pdf/i.test(new URL(request.url()).pathname)) pdfAssets.push(request.url());
+    });
+    await messages(page).locator('button.cite').first().click();
+    const view = page.locator('.pdf-view[data-state="ready"]');
+    await view.waitFor({ timeout: 30_000 });
+    expect(pdfAssets.some((url) => /PdfView.*\.js$/.test(url))).toBe(true);
+    expect(await page.locator('.pdf-nav').textContent()).toContain(`Page ${pdf.fact.page} of ${pdf.pages.length}`);
+    const highlighted = await page.evaluate(() =>
+      [...document.querySelectorAll('.pdf-highlight')].map((element) => element.textContent).join(' '),
+    );
+    const words = (text: string) =>
+      text
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, ' ')
+        .trim();
+    // The planted fact is what the answer cites, and what is marked on its page.
+    expect(words(highlighted)).toContain(words(pdf.fact.sentence));
     await page.context().close();
   });
 

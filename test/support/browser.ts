@@ -34,3 +34,12 @@ export async function watchCspViolations(page: Page): Promise<string[]> {
   });
   return violations;
 }
+
+/** Signs in through the login page of the app at `apiUrl` (the test users' password), then waits to be at `path`. */
+export async function signInAt(page: Page, apiUrl: string, email: string, path: string) {
+  await page.goto(`${apiUrl}/login?next=${encodeURIComponent(path)}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${apiUrl}${path}`);
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { watchCspViolations } from './browser.ts';
+import { signInAt, watchCspViolations } from './browser.ts';
 import { stack, type TestUser } from './client.ts';
 
 // What the browser tests of the web app share. Apart from test/support/browser.ts, which
@@ -34,13 +34,7 @@ export async function newPage(
 }
 
 /** Signs in through the login page as a user made through the API, then opens `path`. */
-export async function signInInBrowser(page: Page, user: TestUser, path: string) {
-  await page.goto(`${stack.apiUrl}/login?next=${encodeURIComponent(path)}`);
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${stack.apiUrl}${path}`);
-}
+export const signInInBrowser = (page: Page, user: TestUser, path: string) => signInAt(page, stack.apiUrl, user.email, path);
 
 export const hasFocus = (locator: Locator) => locator.evaluate((element) => element === document.activeElement);
 

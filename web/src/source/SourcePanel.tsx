@@ -16,6 +16,8 @@ function usePassages(source: Source, fallbackCollection: string | null) {
   return useQuery({
     queryKey: ['passages', collection, documentId, source.chunk_index],
     enabled: documentId !== null,
+    // Its signed link lasts an hour: reopening a source within the half hour needs no new one.
+    staleTime: 30 * 60_000,
     queryFn: (): Promise<Window> => {
       const at = { document_id: documentId as string, chunk_index: source.chunk_index };
       const query = { around: 2 };
@@ -30,12 +32,15 @@ function usePassages(source: Source, fallbackCollection: string | null) {
   });
 }
 
-/** pdf.js is large: it loads the first time a PDF source is opened, never with the app. */
-function usePdfView(wanted: boolean): ComponentType<PdfProps> | null {
+/**
+ * pdf.js is large: it loads the first time a PDF source is opened, never with the app. A source with a page number
+ * may be a PDF: its import starts with the click, beside the request that says what the document is.
+ */
+function usePdfView(likely: boolean): ComponentType<PdfProps> | null {
   const [view, setView] = useState<ComponentType<PdfProps> | null>(null);
   useEffect(() => {
-    if (wanted && !view) void import('./PdfView.tsx').then((module) => setView(() => module.default));
-  }, [wanted, view]);
+    if (likely && !view) void import('./PdfView.tsx').then((module) => setView(() => module.default));
+  }, [likely, view]);
   return view;
 }
 
@@ -43,7 +48,7 @@ function Viewer({ source, fallbackCollection }: { source: Source; fallbackCollec
   const window = usePassages(source, fallbackCollection);
   const document = window.data?.document;
   const pdf = document?.type === 'pdf' && typeof source.page === 'number' && document.open_url !== null && !source.image_url;
-  const PdfView = usePdfView(pdf);
+  const PdfView = usePdfView(typeof source.page === 'number' && !source.image_url);
 
   if (source.image_url) {
     return (
