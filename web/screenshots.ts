@@ -1,7 +1,8 @@
 /**
- * Screenshots of the web app's main pages at desktop and phone width, for the README
- * (docs/screenshots/). Starts a throwaway local deployment, fills it with a collection, two
- * documents and a scored conversation, and photographs it in Debian's Chromium. So that the quality
+ * Screenshots of the web app's main pages at desktop and phone width, in the light and the dark theme, for the
+ * README (docs/screenshots/). Starts a throwaway local deployment, fills it with a collection, three documents
+ * (one a PDF) and a scored conversation, and photographs it in Debian's Chromium: the chat with a citation open
+ * at its passage in the PDF, the phone's drawer, the documents, quality and settings pages. So that the quality
  * chart has a trend to draw, the conversation's scored records are also copied into the six days
  * before today, with their scores varied (the only rows not made through the API). The settings page
  * shows two API keys (one used) and a key just made, and two webhooks whose receivers, on loopback (a
@@ -12,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import postgres from 'postgres';
 import { startLocalDeployment } from '../devstack/deployment.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
@@ -28,6 +30,12 @@ and it delivers about 500 GWh a year.
 ## How a barrage works
 Sluice gates let the flood tide into the estuary. At high water they close, and the trapped water is released
 through the turbines as the tide ebbs.
+`;
+
+const BARRAGES = `Barrage,Country,Opened,Capacity (MW)
+La Rance,France,1966,240
+Sihwa Lake,South Korea,2011,254
+Annapolis Royal,Canada,1984,20
 `;
 
 // The webhooks' receivers: one takes every delivery, the other is down, so its delivery waits for a retry.
@@ -70,6 +78,8 @@ try {
   for (const [name, bytes] of [
     ['tidal-energy.md', new TextEncoder().encode(NOTES)],
     ['handbook-1p.docx', readFileSync(join(root, 'test/fixtures/docs/handbook-1p.docx'))],
+    ['layout-parser-paper.pdf', readFileSync(join(root, 'test/fixtures/docs/paper-with-table.pdf'))],
+    ['barrages.csv', new TextEncoder().encode(BARRAGES)],
   ] as const) {
     const form = new FormData();
     form.append('file', new Blob([bytes]), name);
@@ -83,7 +93,12 @@ try {
     }
   }
   const session = (await (await call('POST', `/chat/${collection.id}/sessions`)).json()) as { id: string };
-  for (const question of ['When did La Rance start producing tidal power?', 'And how does its barrage work?']) {
+  const questions = [
+    'When did La Rance start producing tidal power?',
+    'Which barrage opened in 2011, in which country, and with what capacity?',
+    'How can users employ OCR models in LayoutParser?',
+  ];
+  for (const question of questions) {
     const body = JSON.stringify({ question, collection_id: collection.id, session_id: session.id });
     await (await call('POST', '/query/', body)).text();
   }
@@ -104,54 +119,76 @@ try {
      where collection_id = ${collection.id} and scored_at is not null`;
   await sql.end();
 
-  for (const [label, viewport] of [
-    ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 360, height: 780 }],
-  ] as const) {
-    const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
-    const page = await context.newPage();
-    await page.goto(`${apiUrl}/login`);
-    await page.getByLabel('Email').waitFor();
-    await page.screenshot({ path: join(out, `login-${label}.png`) });
-    await page.getByLabel('Email').fill(user.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${apiUrl}/app/`);
-    await page.getByRole('list', { name: 'Your collections' }).getByRole('listitem').first().waitFor();
-    await page.screenshot({ path: join(out, `collections-${label}.png`) });
-    await page.goto(`${apiUrl}/app/c/${collection.id}`);
-    await page.getByRole('navigation', { name: 'Chat sessions' }).getByRole('listitem').first().getByRole('button').click();
-    await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').nth(3).waitFor();
-    await page
-      .getByRole('button', { name: /^Source 1/ })
-      .first()
-      .click();
-    await page.getByRole('dialog').waitFor();
-    await page.screenshot({ path: join(out, `citation-${label}.png`) });
-    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
-    await page.screenshot({ path: join(out, `collection-${label}.png`), fullPage: true });
-    await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
-    await page.getByRole('heading', { name: 'Quality' }).evaluate((heading) => heading.scrollIntoView({ block: 'start' }));
-    await page.screenshot({ path: join(out, `quality-${label}.png`) });
-    // Settings: a key made just now (shown once), the keys, and the webhooks with one's deliveries open.
-    await page.getByRole('link', { name: 'API keys & webhooks' }).click();
-    const form = page.getByRole('form', { name: 'New API key' });
-    await form.getByLabel('Name').fill('notebook');
-    await form.getByRole('checkbox', { name: /^query:/ }).check();
-    await form.getByRole('combobox', { name: /^Collection/ }).selectOption({ label: 'Tidal energy' });
-    await form.getByRole('button', { name: 'Create key' }).click();
-    await page.getByLabel('API key', { exact: true }).waitFor();
-    const hooks = page.getByRole('list', { name: 'Webhooks' });
-    await hooks.getByRole('listitem').nth(1).waitFor();
-    for (const summary of await hooks.locator('summary').all()) await summary.click();
-    const deliveries = page.getByRole('list', { name: 'Deliveries' });
-    for (const nth of [0, 1]) await deliveries.nth(nth).getByRole('listitem').first().waitFor();
-    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
-    await page.screenshot({ path: join(out, `settings-${label}.png`), fullPage: true });
-    // The next width makes its own.
-    const keys = (await (await call('GET', '/keys/')).json()) as { id: string; name: string }[];
-    for (const made of keys.filter((k) => k.name === 'notebook')) await call('DELETE', `/keys/${made.id}`);
-    await context.close();
+  const shoot = (page: Page, name: string, fullPage = false) => page.screenshot({ path: join(out, `${name}.png`), fullPage });
+  for (const theme of ['light', 'dark'] as const) {
+    for (const [label, viewport] of [
+      ['desktop', { width: 1280, height: 900 }],
+      ['phone', { width: 360, height: 780 }],
+    ] as const) {
+      const suffix = `${theme}-${label}`;
+      const context = await browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme: theme });
+      const page = await context.newPage();
+      await page.goto(`${apiUrl}/login`);
+      await page.getByLabel('Email').waitFor();
+      if (theme === 'light') await shoot(page, `login-${suffix}`);
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${apiUrl}/app/`);
+
+      // The chat: three answers, the last citing the PDF, opened at its passage.
+      await page.goto(`${apiUrl}/app/c/${collection.id}/chat/${session.id}`);
+      const messages = page.getByRole('list', { name: 'Messages' });
+      await messages.locator('.message.assistant').nth(2).waitFor();
+      if (label === 'phone') {
+        await page.getByRole('button', { name: 'Collections and chats' }).click();
+        await page.getByRole('navigation', { name: 'Collections and chats' }).getByRole('link', { name: 'New chat' }).waitFor();
+        await page.waitForTimeout(300); // the drawer's slide
+        await shoot(page, `drawer-${suffix}`);
+        await page.keyboard.press('Escape');
+        await page.waitForTimeout(300);
+        await messages.locator('.answer table').first().scrollIntoViewIfNeeded();
+      }
+      await shoot(page, `chat-${suffix}`);
+      const pdfCitation = messages
+        .locator('.message.assistant')
+        .nth(2)
+        .getByRole('button', { name: /layout-parser-paper\.pdf/ });
+      await pdfCitation.first().click();
+      await page.locator('.pdf-view[data-state="ready"] .pdf-highlight').first().waitFor({ timeout: 30_000 });
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      await shoot(page, `citation-${suffix}`);
+
+      await page.goto(`${apiUrl}/app/c/${collection.id}/documents`);
+      await page.getByRole('table').getByRole('row').nth(4).waitFor();
+      await shoot(page, `documents-${suffix}`, label === 'desktop');
+
+      await page.goto(`${apiUrl}/app/c/${collection.id}/quality`);
+      await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
+      await shoot(page, `quality-${suffix}`, label === 'desktop');
+
+      if (theme === 'light') {
+        // Settings: a key made just now (shown once), the keys, and the webhooks with one's deliveries open.
+        await page.goto(`${apiUrl}/app/settings`);
+        const form = page.getByRole('form', { name: 'New API key' });
+        await form.getByLabel('Name').fill('notebook');
+        await form.getByRole('checkbox', { name: /^query:/ }).check();
+        await form.getByRole('combobox', { name: /^Collection/ }).selectOption({ label: 'Tidal energy' });
+        await form.getByRole('button', { name: 'Create key' }).click();
+        await page.getByLabel('API key', { exact: true }).waitFor();
+        const hooks = page.getByRole('list', { name: 'Webhooks' });
+        await hooks.getByRole('listitem').nth(1).waitFor();
+        for (const summary of await hooks.locator('summary').all()) await summary.click();
+        const deliveries = page.getByRole('list', { name: 'Deliveries' });
+        for (const nth of [0, 1]) await deliveries.nth(nth).getByRole('listitem').first().waitFor();
+        await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+        await shoot(page, `settings-${suffix}`, true);
+        // The next width makes its own.
+        const keys = (await (await call('GET', '/keys/')).json()) as { id: string; name: string }[];
+        for (const made of keys.filter((k) => k.name === 'notebook')) await call('DELETE', `/keys/${made.id}`);
+      }
+      await context.close();
+    }
   }
   console.log(`screenshots in ${out}`);
 } finally {

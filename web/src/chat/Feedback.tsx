@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { call, rag, type Schema } from '../api.ts';
 import { Failure } from '../Failure.tsx';
+import { Thumb } from './thumb.tsx';
 
 type Rating = Schema<'FeedbackRequest'>['feedback'];
 
@@ -33,10 +34,10 @@ export function Feedback({ evaluationId, initial }: { evaluationId: string; init
     <div class="feedback">
       <div class="row tight">
         <button type="button" class="icon" aria-pressed={rating === 'up'} aria-label="Good answer" onClick={() => rate('up')}>
-          👍
+          <Thumb />
         </button>
         <button type="button" class="icon" aria-pressed={rating === 'down'} aria-label="Bad answer" onClick={() => rate('down')}>
-          👎
+          <Thumb down />
         </button>
         <span role="status" class="hint">
           {sent}

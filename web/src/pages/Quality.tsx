@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { call, rag, type Schema } from '../api.ts';
+import { Thumb } from '../chat/thumb.tsx';
 import { Failure } from '../Failure.tsx';
 import { useSession } from '../session.ts';
 import './quality.css';
@@ -89,15 +90,13 @@ function TrendChart({ trend }: { trend: TrendPoint[] }) {
   );
 }
 
-const RATINGS = { up: ['👍', 'rated up'], down: ['👎', 'rated down'] } as const;
-
 /** What the asker thought of an answer, as a thumb that screen readers read as words; nothing until rated. */
 function Rating({ feedback }: { feedback: Schema<'Evaluation'>['feedback'] }) {
   if (!feedback) return null;
-  const [thumb, words] = RATINGS[feedback];
+  const words = feedback === 'up' ? 'rated up' : 'rated down';
   return (
     <span class="rating" role="img" aria-label={words} title={words}>
-      {thumb}
+      <Thumb down={feedback === 'down'} />
     </span>
   );
 }
