@@ -92,6 +92,13 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(() => messages(page).locator('.note').last().textContent()).toBe('Stopped.');
     expect(page.url()).toBe(chatUrl);
+    // Regenerate asks the stopped question again, and its answer takes the stopped one's place.
+    const answers = await messages(page).locator('.message.assistant').count();
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(() => messages(page).locator('.message.assistant[aria-busy]').count()).toBe(0);
+    await expect.poll(() => messages(page).locator('.message.assistant').last().textContent()).toMatch(/sluice gates/i);
+    expect(await messages(page).locator('.message.assistant').count()).toBe(answers);
+    expect(await messages(page).locator('.note').count()).toBe(0);
 
     // "New chat" starts afresh, at the collection's address.
     await sidebar(page).getByRole('link', { name: 'New chat' }).click();
