@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, db, mintToken, signUp, snapshot, stack, type TestUser } from '../support/client.ts';
+import {
+  api,
+  db,
+  type ErrorBody,
+  fileForm,
+  type Method,
+  mintToken,
+  signUp,
+  snapshot,
+  stack,
+  type TestUser,
+} from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 import { queuedJob } from '../support/ingest.ts';
 
@@ -26,7 +37,7 @@ type Place = 'collection' | 'personal' | 'new' | 'anywhere' | 'several';
 
 interface Endpoint {
   name: string;
-  method: string;
+  method: Method;
   path: string;
   body?: Record<string, unknown>;
   /** A multipart upload of a small text file (unique bytes each time) instead of a JSON body. */
@@ -57,12 +68,12 @@ const ownerThing = { stranger: 404, falseAdmin: 404, removed: 404, admin: 404, m
 /** `route` is the method and the path; the path, and the string values of the body, may name parts of the fixture. */
 function endpoint(
   name: string,
-  route: string,
+  route: `${Method} ${string}`,
   access: { scope: Scope | 'bearer'; place: Place; consumes?: boolean; upload?: boolean },
   expect: Record<Role, number>,
   body?: Record<string, unknown>,
 ): Endpoint {
-  const [method, path] = route.split(' ') as [string, string];
+  const [method, path] = route.split(' ') as [Method, string];
   return { name, method, path, body, expect, ...access };
 }
 
@@ -213,13 +224,11 @@ const headersOf = (credential: Credential): Record<string, string> =>
   'token' in credential ? { Authorization: `Bearer ${credential.token}` } : { 'X-API-Key': credential.apiKey };
 
 /** Sends the endpoint's request with these headers: JSON, or a multipart upload of fresh bytes. */
-async function send(e: Endpoint, fx: Fixture, headers: Record<string, string>) {
+function send(e: Endpoint, fx: Fixture, headers: Record<string, string>) {
   const { path, body } = request(e, fx, cast);
-  if (!e.upload) return api(e.method, path, { headers, body });
-  const form = new FormData();
-  form.append('file', new Blob([`Notes ${randomUUID()}: the tide comes in twice a day.`]), 'notes.txt');
-  const response = await fetch(`${stack.apiUrl}${path}`, { method: e.method, headers, body: form });
-  return { status: response.status, body: await response.json().catch(() => null), headers: response.headers };
+  // Fresh bytes each time: the same bytes twice are one document, which would answer for the second upload.
+  const upload = e.upload ? fileForm('notes.txt', `Notes ${randomUUID()}: the tide comes in twice a day.`) : undefined;
+  return api(e.method, path, { headers, body: upload ?? body });
 }
 
 // Every endpoint that names the collection in its path or body.
@@ -438,10 +447,10 @@ async function keysFor(fx: Fixture): Promise<Record<string, string>> {
 
 const users = () => Object.values(cast).map((u) => u.id);
 
-function expectRefusal(response: { status: number; body: any }, who: string) {
+function expectRefusal(response: { status: number; body: unknown }, who: string) {
   // 409: past every access check, refused for the state of the thing (a document still being ingested).
   const code = response.status === 403 ? 'forbidden' : response.status === 409 ? 'conflict' : 'not_found';
-  expect(response.body.code, who).toBe(code);
+  expect((response.body as Partial<ErrorBody>).code, who).toBe(code);
 }
 
 it('runs every operation of /openapi.json, with the credentials the description declares for it', async () => {
@@ -451,12 +460,12 @@ it('runs every operation of /openapi.json, with the credentials the description 
       .replace(/\?.*/, '')
       .replace(/\{\w+\}/g, '{}')
       .replace(/\/$/, '')}`;
-  const described = (await api<OpenApiDocument>('GET', '/openapi.json')).body;
+  const described = (await api('GET', '/openapi.json')).body;
   const declared = Object.entries(described.paths).flatMap(([path, operations]) =>
     Object.entries(operations)
       .filter(([, operation]) => operation.security?.length)
       .map(([method, operation]) => {
-        const scopes = operation.security?.find((s) => s.apiKey)?.apiKey;
+        const scopes = operation.security?.find((s: { apiKey?: string[] }) => s.apiKey)?.apiKey;
         return [shape(method, path), scopes ? scopes.join(' ') : 'bearer'];
       }),
   );
@@ -464,10 +473,6 @@ it('runs every operation of /openapi.json, with the credentials the description 
   expect(Object.fromEntries(matrix)).toEqual(Object.fromEntries(declared));
   expect(matrix).toHaveLength(declared.length);
 });
-
-interface OpenApiDocument {
-  paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
-}
 
 describe.each(ENDPOINTS)('$method $name', (endpoint) => {
   it('refuses every bad credential with 401 and changes nothing', async () => {

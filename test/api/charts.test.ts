@@ -94,13 +94,13 @@ describe('charts-only files', () => {
 
     const bySeries = await search('How many tonnes did the Zanthorpe cooperative harvest in Quillbrook?');
     expect(bySeries.status).toBe(200);
-    const hit = bySeries.body.sources.find((s: { document_id: string }) => s.document_id === documentId);
+    const hit = bySeries.body.sources.find((s) => s.document_id === documentId);
     expect(hit, JSON.stringify(bySeries.body.sources)).toBeDefined();
     expect(hit).toMatchObject({ source: 'harvest-charts.pptx', chunk_type: 'text', page: 2 });
-    expect(hit.text).toContain('Zanthorpe cooperative: 412');
+    expect(hit?.text).toContain('Zanthorpe cooperative: 412');
 
     const byCategory = await search('Marrowdale');
-    const found = byCategory.body.sources.filter((s: { document_id: string }) => s.document_id === documentId);
+    const found = byCategory.body.sources.filter((s) => s.document_id === documentId);
     expect(found.length).toBeGreaterThan(0);
     expect(found.find((s: { text: string }) => s.text.includes('Marrowdale'))).toMatchObject({ page: 2 });
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, db } from '../support/client.ts';
+import { api, db, problems } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 
 let cast: Cast;
@@ -25,7 +25,7 @@ const sources = [
 
 describe('sessions', () => {
   it('creates a session with no body, an empty body, or a title', async () => {
-    const path = `/chat/${fx.collectionId}/sessions`;
+    const path = `/chat/${fx.collectionId}/sessions` as const;
     const bare = await api('POST', path, { token: cast.memberQuery.token });
     expect(bare).toMatchObject({ status: 200, body: { id: expect.any(String), title: null } });
     expect((await api('POST', path, { token: cast.memberQuery.token, body: {} })).body.title).toBeNull();
@@ -54,24 +54,24 @@ describe('sessions', () => {
     ] as const) {
       const response = await api(method, path, { token: cast.owner.token, body });
       expect(response.status).toBe(422);
-      expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'title'], type });
+      expect(problems(response)[0]).toMatchObject({ loc: ['body', 'title'], type });
     }
   });
 
   it('lists only the caller’s sessions, most recently updated first', async () => {
     const fresh = await sharedCollection(cast, 'Listing');
-    const path = `/chat/${fresh.collectionId}/sessions`;
+    const path = `/chat/${fresh.collectionId}/sessions` as const;
     const a = await api('POST', path, { token: cast.memberIngest.token, body: { title: 'A' } });
     const b = await api('POST', path, { token: cast.memberIngest.token, body: { title: 'B' } });
     await api('PATCH', `${path}/${a.body.id}`, { token: cast.memberIngest.token, body: { title: 'A renamed' } });
     const listing = await api('GET', path, { token: cast.memberIngest.token });
-    expect(listing.body.map((s: { title: string }) => s.title)).toEqual(['A renamed', 'B', `${cast.memberIngest.email}'s chat`]);
-    expect(listing.body.map((s: { id: string }) => s.id)).not.toContain(fresh.sessions.owner);
+    expect(listing.body.map((s) => s.title)).toEqual(['A renamed', 'B', `${cast.memberIngest.email}'s chat`]);
+    expect(listing.body.map((s) => s.id)).not.toContain(fresh.sessions.owner);
     expect(b.status).toBe(200);
   });
 
   it('renames and deletes a session; afterwards it is 404', async () => {
-    const path = `/chat/${fx.collectionId}/sessions`;
+    const path = `/chat/${fx.collectionId}/sessions` as const;
     const { body: session } = await api('POST', path, { token: cast.owner.token });
     const renamed = await api('PATCH', `${path}/${session.id}`, { token: cast.owner.token, body: { title: '  Tidy  ' } });
     expect(renamed).toMatchObject({ status: 200, body: { updated: session.id, title: 'Tidy' } });
@@ -173,7 +173,7 @@ describe('session sharing', () => {
   });
 
   it('refuses a target outside the collection with 403, yourself or a non-UUID with 422', async () => {
-    const path = `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}/share`;
+    const path = `/chat/${fx.collectionId}/sessions/${fx.sessions.owner}/share` as const;
     const before = await db()`select count(*)::int as n from chat_sessions`;
     expect((await api('POST', path, { token: cast.owner.token, body: { target_user_id: cast.stranger.id } })).status).toBe(403);
     expect((await api('POST', path, { token: cast.owner.token, body: { target_user_id: cast.admin.id } })).status).toBe(403);

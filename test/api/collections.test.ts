@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 describe('POST /collections/', () => {
   it('creates a collection owned by the caller, with and without the trailing slash', async () => {
-    for (const path of ['/collections/', '/collections']) {
+    for (const path of ['/collections/', '/collections'] as const) {
       const response = await api('POST', path, { token: owner.token, body: { name: '  Papers  ' } });
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({ id: expect.any(String), name: 'Papers', config: {}, user_id: owner.id });
@@ -67,7 +67,7 @@ describe('GET /collections/', () => {
 describe('config', () => {
   it('returns the defaults until an admin stores a config, then the stored config', async () => {
     const { body: collection } = await api('POST', '/collections/', { token: owner.token, body: { name: 'Configured' } });
-    const path = `/collections/${collection.id}/config`;
+    const path = `/collections/${collection.id}/config` as const;
     const reranking = { rerank: false, rerank_candidates: 10 };
     expect((await api('GET', path, { token: admin.token })).body).toEqual({
       chunk_size: 1000,

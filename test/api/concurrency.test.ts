@@ -15,7 +15,7 @@ describe.skipIf(skipRealPostgres)(`concurrency (${stack.engine})`, () => {
     );
     expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(responses.filter((r) => 'collection' in r.body)).toHaveLength(1);
-    expect(responses.filter((r) => r.body.already_member === true)).toHaveLength(7);
+    expect(responses.filter((r) => 'already_member' in r.body && r.body.already_member === true)).toHaveLength(7);
     const rows = await db()`select * from collection_members where collection_id = ${collection.id}`;
     expect(rows).toHaveLength(1);
   });

@@ -3,7 +3,7 @@ import { api } from '../support/client.ts';
 import { type Conversation, conversationsOf, pubmedAbstracts } from '../support/conversations.ts';
 import { type Cast, castUsers, collectionWithLink } from '../support/fixtures.ts';
 import { upload, waitForJob } from '../support/ingest.ts';
-import { askQuestion } from '../support/sse.ts';
+import { askQuestion, dataOf, type StreamEvent } from '../support/sse.ts';
 
 // A session's earlier turns shape retrieval: 60 PubMedQA abstracts in one collection, and
 // conversations whose follow-ups name nothing of it ("What did they find?", "And what
@@ -47,7 +47,7 @@ async function converse(conversation: Conversation) {
       body: { question, collection_id: collectionId },
     });
     const hit = (sources: { source: string }[]) => sources.some((s) => s.source === file);
-    outcomes.push({ withHistory: hit(asked.events[0]?.data.sources ?? []), alone: hit(alone.body.sources ?? []) });
+    outcomes.push({ withHistory: hit(dataOf(asked.events, 'metadata')?.sources ?? []), alone: hit(alone.body.sources ?? []) });
   }
   return outcomes;
 }
@@ -73,8 +73,7 @@ describe('follow-ups in a session', () => {
     const body = { question: first?.turns[0], collection_id: collectionId };
     const inSession = await askQuestion(cast.owner.token, { ...body, session_id: session.body.id });
     const alone = await askQuestion(cast.owner.token, body);
-    const sources = (events: { data: any }[]) =>
-      events[0]?.data.sources.map((s: { source: string; score: number }) => [s.source, s.score]);
+    const sources = (events: StreamEvent[]) => dataOf(events, 'metadata')?.sources.map((s) => [s.source, s.score]);
     expect(sources(inSession.events)).toEqual(sources(alone.events));
   });
 });

@@ -87,13 +87,7 @@ describe('a passage indexed with its document', () => {
     const old = documents.get('q3-b.pdf') as string;
     // As a document indexed before issue 22 is: no context read.
     await db()`update documents set title = null, document_date = null, context_read = false where id = ${old}`;
-    const started = await api<{ jobs: { job_id: string; document_id: string }[] }>(
-      'POST',
-      `/collections/${collectionId}/rechunk`,
-      {
-        token: cast.admin.token,
-      },
-    );
+    const started = await api('POST', `/collections/${collectionId}/rechunk`, { token: cast.admin.token });
     expect(started.status).toBe(200);
     expect(started.body.jobs.map((j) => j.document_id)).toEqual([old]);
     const job = await waitForJob(cast.admin.token, started.body.jobs[0]?.job_id as string);

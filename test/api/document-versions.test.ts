@@ -1,12 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generatePdf } from '../../bench/pdf-generator.ts';
-import { api, db, stack, type TestUser } from '../support/client.ts';
+import { api, db, fileForm, problems, type Query, type Schema, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Cast, castUsers, castWithCollection } from '../support/fixtures.ts';
 import {
   chunkRows,
-  type Job,
   leftOfDocument,
   objectsUnder,
   queuedJob,
@@ -20,18 +19,6 @@ import {
 // The API for programs, documents side: a new version of a document (`replace_document_id` on POST /ingest/ and
 // POST /ingest/url) replaces it only once indexed, and GET /collections/{id}/documents pages with limit/offset.
 
-interface VersionJob extends Job {
-  document_id: string | null;
-  replaces_document_id: string | null;
-}
-
-interface Listed {
-  id: string;
-  name: string;
-  created_at: string;
-  open_url: string | null;
-}
-
 const KEEPER =
   'Keeper’s log. Osric Penhallow kept the Gannet Rock lighthouse for thirty-one winters and trimmed its wick at every dusk.\n\n' +
   'The lamp burned colza oil until the Trinity House inspectors brought paraffin to the rock.\n';
@@ -40,40 +27,31 @@ const KEEPER_QUESTION = 'Who kept the Gannet Rock lighthouse, Osric Penhallow?';
 const sha256 = (content: Uint8Array | string) => createHash('sha256').update(content).digest('hex');
 
 /** POST /ingest/ with `replace_document_id`, as a program sends a new version of a document. */
-async function uploadVersion(
+function uploadVersion(
   token: string,
   name: string,
   content: Uint8Array | string,
   target: { collectionId?: string; replaces: string },
 ) {
-  const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
-  const form = new FormData();
-  form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
   const query = new URLSearchParams({ replace_document_id: target.replaces });
   if (target.collectionId !== undefined) query.set('collection_id', target.collectionId);
-  const response = await fetch(`${stack.apiUrl}/ingest/?${query}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
-    body: form,
-  });
-  const text = await response.text();
-  return { status: response.status, body: JSON.parse(text) as any };
+  return api('POST', `/ingest/?${query}`, { token, body: fileForm(name, content) });
 }
 
 const urlVersion = (token: string, body: Record<string, unknown>) => api('POST', '/ingest/url', { token, body });
-const getJob = (token: string, jobId: string) => api<VersionJob>('GET', `/ingest/jobs/${jobId}`, { token });
+const getJob = (token: string, jobId: string) => api('GET', `/ingest/jobs/${jobId}`, { token });
 
-async function listed(token: string, collectionId: string, query = '') {
-  const response = await api<Listed[]>('GET', `/collections/${collectionId}/documents${query}`, { token });
+async function listed(token: string, collectionId: string, query: Query = '') {
+  const response = await api('GET', `/collections/${collectionId}/documents${query}`, { token });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body;
 }
 
 /** The documents POST /query/search draws its passages from. */
-async function searched(token: string, collectionId: string, question: string): Promise<string[]> {
+async function searched(token: string, collectionId: string, question: string) {
   const response = await api('POST', '/query/search', { token, body: { question, collection_id: collectionId, top_k: 10 } });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return response.body.sources.map((s: { document_id: string }) => s.document_id);
+  return response.body.sources.map((s) => s.document_id);
 }
 
 async function createCollection(owner: TestUser, name: string): Promise<string> {
@@ -157,7 +135,7 @@ describe('a new version of a document (replace_document_id)', () => {
     expect(ofTheNew.status).toBe(409);
     expect(await holdings(collectionId, old.id)).toEqual(old.held);
     // The job list says which document the running job replaces.
-    const jobs = await api<VersionJob[]>('GET', `/ingest/jobs?collection_id=${collectionId}`, { token: cast.owner.token });
+    const jobs = await api('GET', `/ingest/jobs?collection_id=${collectionId}`, { token: cast.owner.token });
     expect(jobs.body.find((j) => j.job_id === jobId)).toMatchObject({ document_id: newId, replaces_document_id: old.id });
     const state = (await getJob(cast.owner.token, jobId)).body.status;
     expect(['queued', 'processing'], 'the new version was indexed before the checks above were done').toContain(state);
@@ -413,7 +391,7 @@ describe('a new version of a document (replace_document_id)', () => {
 describe('GET /collections/{id}/documents with limit and offset', () => {
   let cast: Cast;
   let collectionId: string;
-  let all: Listed[];
+  let all: Schema<'Document'>[];
 
   beforeAll(async () => {
     cast = await castUsers();
@@ -433,7 +411,7 @@ describe('GET /collections/{id}/documents with limit and offset', () => {
     all = await listed(cast.owner.token, collectionId);
   }, 90_000);
 
-  const ids = (documents: Listed[]) => documents.map((d) => d.id);
+  const ids = (documents: Schema<'Document'>[]) => documents.map((d) => d.id);
 
   it('answers the whole list without them, newest first, as before', async () => {
     expect(all.map((d) => d.name)).toEqual(['page-5.txt', 'page-4.txt', 'page-3.txt', 'page-2.txt', 'page-1.txt']);
@@ -459,7 +437,7 @@ describe('GET /collections/{id}/documents with limit and offset', () => {
   });
 
   it('pages the list', async () => {
-    const page = async (query: string) => ids(await listed(cast.owner.token, collectionId, query));
+    const page = async (query: Query) => ids(await listed(cast.owner.token, collectionId, query));
     expect(await page('?limit=2')).toEqual(ids(all).slice(0, 2));
     expect(await page('?limit=2&offset=2')).toEqual(ids(all).slice(2, 4));
     expect(await page('?limit=2&offset=4')).toEqual(ids(all).slice(4));
@@ -487,7 +465,7 @@ describe('GET /collections/{id}/documents with limit and offset', () => {
       const refused = await api('GET', `/collections/${collectionId}/documents${query}`, { token: cast.owner.token });
       expect(refused.status, query).toBe(422);
       expect(refused.body).toMatchObject({ code: 'validation_failed' });
-      expect(refused.body.detail[0].loc, query).toEqual(['query', field]);
+      expect(problems(refused)[0]?.loc, query).toEqual(['query', field]);
     }
     expect((await api('GET', `/collections/${collectionId}/documents?limit=2`, { token: cast.stranger.token })).status).toBe(403);
     expect((await api('GET', `/collections/${randomUUID()}/documents?limit=2`, { token: cast.owner.token })).status).toBe(404);

@@ -224,7 +224,7 @@ beforeAll(async () => {
 });
 
 describe('GET /evals/{collection_id}', () => {
-  const path = () => `/evals/${fx.collectionId}`;
+  const path = () => `/evals/${fx.collectionId}` as const;
 
   it('lists every participant’s records, newest first, ties by id, with the documented fields', async () => {
     const response = await api('GET', path(), { token: cast.owner.token });
@@ -236,33 +236,34 @@ describe('GET /evals/{collection_id}', () => {
       .map((row) => row.id)
       .sort()
       .reverse();
-    const listed = response.body.map((record: { id: string }) => record.id);
-    expect(listed.indexOf(first)).toBeGreaterThan(-1);
-    expect(listed.indexOf(second)).toBe(listed.indexOf(first) + 1);
+    const listed = response.body.map((record) => record.id);
+    expect(listed.indexOf(first as string)).toBeGreaterThan(-1);
+    expect(listed.indexOf(second as string)).toBe(listed.indexOf(first as string) + 1);
   });
 
   it('returns numbers, integers, strings and nulls as typed', async () => {
     const { body } = await api('GET', `${path()}/`, { token: cast.memberQuery.token });
     expect(body).toHaveLength(rows.length);
     for (const record of body) {
-      for (const key of ['id', 'question', 'answer', 'engine', 'retrieval_strategy', 'created_at']) {
+      for (const key of ['id', 'question', 'answer', 'engine', 'retrieval_strategy', 'created_at'] as const) {
         expect(typeof record[key]).toBe('string');
       }
-      for (const key of ['total_latency_ms', 'embedding_latency_ms', 'retrieval_latency_ms', 'top_k']) {
+      for (const key of ['total_latency_ms', 'embedding_latency_ms', 'retrieval_latency_ms', 'top_k'] as const) {
         expect(Number.isInteger(record[key])).toBe(true);
       }
-      for (const key of ['generation_latency_ms', 'time_to_first_token_ms']) {
+      for (const key of ['generation_latency_ms', 'time_to_first_token_ms'] as const) {
         expect(record[key] === null || Number.isInteger(record[key])).toBe(true);
       }
-      for (const key of ['faithfulness_score', 'context_relevance_score', 'citation_support_score']) {
-        expect(record[key] === null || (typeof record[key] === 'number' && record[key] >= 0 && record[key] <= 1)).toBe(true);
+      for (const key of ['faithfulness_score', 'context_relevance_score', 'citation_support_score'] as const) {
+        const score = record[key];
+        expect(score === null || (typeof score === 'number' && score >= 0 && score <= 1)).toBe(true);
       }
       expect(record.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(record).not.toHaveProperty('sources');
       expect(record).not.toHaveProperty('user_id');
       expect(record).not.toHaveProperty('session_id');
     }
-    const failed = body.find((record: { question: string }) => record.question === 'Were there adverse events?');
+    const failed = body.find((record) => record.question === 'Were there adverse events?');
     expect(failed).toMatchObject({
       faithfulness_score: null,
       context_relevance_score: null,
@@ -322,7 +323,7 @@ describe('GET /evals/{collection_id}/stats', () => {
       avg_citation_support: null,
       count: 2,
     });
-    expect(response.body.trend[1].avg_faithfulness).toBeCloseTo(0.15, 12);
+    expect(response.body.trend[1]?.avg_faithfulness).toBeCloseTo(0.15, 12);
     expect(response.body.worst_queries.map((q: { question: string }) => q.question)).toEqual([
       'How many participants enrolled?',
       'Who funded the trial?',
@@ -335,7 +336,7 @@ describe('GET /evals/{collection_id}/stats', () => {
   });
 
   it('gives every participant the same figures', async () => {
-    const path = `/evals/${fx.collectionId}/stats/`;
+    const path = `/evals/${fx.collectionId}/stats/` as const;
     const owner = await api('GET', path, { token: cast.owner.token });
     for (const user of [cast.memberQuery, cast.memberIngest]) {
       expect(await api('GET', path, { token: user.token })).toMatchObject({ status: 200, body: owner.body });
@@ -398,8 +399,8 @@ describe('GET /evals/{collection_id}/stats', () => {
     const list = async (query: string) => (await api('GET', `/evals/${collection.id}${query}`, { token: cast.owner.token })).body;
     const firstPage = await list('');
     expect(firstPage).toHaveLength(50);
-    expect(firstPage[0].question).toBe('Question 510');
-    expect(firstPage[49].question).toBe('Question 461');
+    expect(firstPage[0]?.question).toBe('Question 510');
+    expect(firstPage[49]?.question).toBe('Question 461');
     expect(await list('?limit=200')).toHaveLength(200);
     expect((await list('?limit=200&offset=500')).map((r: { question: string }) => r.question)).toEqual(
       Array.from({ length: 10 }, (_, k) => `Question ${10 - k}`),
@@ -453,8 +454,8 @@ describe('GET /evals/{collection_id}/stats', () => {
 
 describe('access', () => {
   it('lets the owner and both kinds of member in; strangers and admins get 403, unknown ids 404, no token 401', async () => {
-    for (const suffix of ['', '/stats']) {
-      const path = `/evals/${fx.collectionId}${suffix}`;
+    for (const suffix of ['', '/stats'] as const) {
+      const path = `/evals/${fx.collectionId}${suffix}` as const;
       for (const user of [cast.owner, cast.memberQuery, cast.memberIngest]) {
         expect((await api('GET', path, { token: user.token })).status).toBe(200);
       }

@@ -28,7 +28,7 @@ import {
   vectorIndex,
   waitForJob,
 } from '../support/ingest.ts';
-import { askQuestion } from '../support/sse.ts';
+import { askQuestion, dataOf } from '../support/sse.ts';
 
 // The database taken down for the workers (devstack/postgres-proxy.ts), alone or for one worker
 // (`match`). The tests read what was left through their own, direct connection.
@@ -131,7 +131,7 @@ describe.skipIf(skipRealPostgres)('Postgres down for the API', () => {
     expect(events.at(-1)?.event).toBe('done');
     // The exchange is recorded before `done`, through a connection that is refused: it is lost (logged), and
     // `done` names no record to rate.
-    expect(events.at(-1)?.data.evaluation_id).toBeNull();
+    expect(dataOf(events, 'done')?.evaluation_id).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 500));
     await clearFaults();
     expect(await count()).toBe(before);

@@ -53,7 +53,7 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
     );
     expect(await residue(collectionId)).toEqual(before);
     const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
-    expect(listed.body[0].open_url).toMatch(/token=/);
+    expect(listed.body[0]?.open_url).toMatch(/token=/);
   });
 
   it('query/search and query/stream signing an image link: 502 before any event', async () => {
@@ -90,13 +90,13 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
     const config = { chunk_size: 300, retrieval_strategy: 'similarity' };
     expect((await api('PUT', `/collections/${collectionId}/config`, { token: cast.admin.token, body: config })).status).toBe(200);
     const before = await residue(collectionId);
-    const path = `/collections/${collectionId}/rechunk`;
+    const path = `/collections/${collectionId}/rechunk` as const;
     upstreamFailed(await whileDown('storage', () => api('POST', path, { token: cast.admin.token }), { match: '/object/copy' }));
     expect(await residue(collectionId)).toEqual(before);
 
     const started = await api('POST', path, { token: cast.admin.token });
     expect(started.body.jobs).toEqual([expect.objectContaining({ document_id: documentId })]);
-    const job = await waitForJob(cast.admin.token, started.body.jobs[0].job_id);
+    const job = await waitForJob(cast.admin.token, started.body.jobs[0]?.job_id as string);
     expect(job.status).toBe('succeeded');
     const after = await residue(collectionId);
     expect(after).toMatchObject({ documents: 1, objects: before.objects, vectors: after.chunks });
@@ -105,7 +105,7 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
 
   it('document delete: 502 with the vectors gone and the row (marked, no longer listed) and files kept; a second DELETE finishes', async () => {
     const { collectionId, documentId, job } = await collectionWithDocument('deleted');
-    const path = `/collections/${collectionId}/documents/${documentId}`;
+    const path = `/collections/${collectionId}/documents/${documentId}` as const;
     upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
     const left = await residue(collectionId);
     expect(left).toMatchObject({ documents: 1, chunks: job.chunks_total, vectors: 0 });
@@ -117,12 +117,12 @@ describe.skipIf(skipRealPostgres)('Storage down', () => {
 
   it('collection delete: 502 with the namespace gone and the rows (marked, no longer reached) and files kept; a second DELETE finishes', async () => {
     const { collectionId } = await collectionWithDocument('dropped');
-    const path = `/collections/${collectionId}`;
+    const path = `/collections/${collectionId}` as const;
     upstreamFailed(await whileDown('storage', () => api('DELETE', path, { token: cast.owner.token })));
     const left = await residue(collectionId);
     expect(left).toMatchObject({ documents: 1, vectors: 0 });
     expect(left.objects).toBeGreaterThan(0);
-    const documents = `${path}/documents`;
+    const documents = `${path}/documents` as const;
     expect((await api('GET', documents, { token: cast.owner.token })).status).toBe(404);
     expect((await api('GET', '/collections/', { token: cast.owner.token })).body.map((c: { id: string }) => c.id)).not.toContain(
       collectionId,

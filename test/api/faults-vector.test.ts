@@ -49,7 +49,7 @@ describe.skipIf(skipRealPostgres)('Vector index down', () => {
   it('document delete: 502 with nothing removed, but no longer listed or searched; the same DELETE succeeds once it is back', async () => {
     const { collectionId, documentId } = await collectionWithDocument('kept');
     const before = await residue(collectionId);
-    const path = `/collections/${collectionId}/documents/${documentId}`;
+    const path = `/collections/${collectionId}/documents/${documentId}` as const;
     upstreamFailed(await whileDown('vector', () => api('DELETE', path, { token: cast.owner.token })));
     expect(await residue(collectionId)).toEqual(before);
     // Marked before its vectors were to go: its vectors are still in the index, and still not searched.
@@ -65,7 +65,7 @@ describe.skipIf(skipRealPostgres)('Vector index down', () => {
   it('collection delete: 502 with nothing removed, but no longer reached; the same DELETE succeeds once it is back', async () => {
     const { collectionId } = await collectionWithDocument('intact');
     const before = await residue(collectionId);
-    const path = `/collections/${collectionId}`;
+    const path = `/collections/${collectionId}` as const;
     upstreamFailed(await whileDown('vector', () => api('DELETE', path, { token: cast.owner.token })));
     expect(await residue(collectionId)).toEqual(before);
     // Marked before its namespace was to go: gone for everything but the DELETE that finishes it.

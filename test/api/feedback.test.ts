@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api, db } from '../support/client.ts';
 import { type Cast, castUsers, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { askQuestion } from '../support/sse.ts';
+import { askQuestion, dataOf } from '../support/sse.ts';
 
 // Thumbs up or down on an answer (issue 23), through the real API worker: the stream names the answer's record
 // once it is written, its asker rates it, every participant sees the rating, and the stats count it and put the
@@ -30,9 +30,8 @@ async function ask(token: string, sessionId?: string) {
   const body = { question: 'When is the orchard pruned?', collection_id: fx.collectionId, session_id: sessionId };
   const { status, events } = await askQuestion(token, body);
   expect(status).toBe(200);
-  const done = events.at(-1);
-  expect(done?.event).toBe('done');
-  return done?.data.evaluation_id as string;
+  expect(events.at(-1)?.event).toBe('done');
+  return dataOf(events, 'done')?.evaluation_id as string;
 }
 
 describe('PUT /query/answers/{evaluation_id}/feedback', () => {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_METADATA_KEYS } from '#core/limits.ts';
 import { namespaceFor } from '#core/namespaces.ts';
-import { api, db, stack } from '../support/client.ts';
+import { api, db, fileForm, problems, stack } from '../support/client.ts';
 import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
 import { vectorIndex, waitForJob } from '../support/ingest.ts';
 import { askQuestion } from '../support/sse.ts';
@@ -17,16 +17,8 @@ const ids: Record<string, string> = {};
 const HOSTILE = `Acme' OR metadata.company != 'x\\' "quoted" ) OR (1 = 1 ünï 🙂`;
 
 /** POST /ingest/ with a `metadata` form field before the file, as a browser's FormData in that order sends it. */
-async function uploadWith(name: string, text: string, metadata: unknown, collection = collectionId) {
-  const form = new FormData();
-  if (metadata !== undefined) form.append('metadata', typeof metadata === 'string' ? metadata : JSON.stringify(metadata));
-  form.append('file', new Blob([new TextEncoder().encode(text)]), name);
-  const response = await fetch(`${stack.apiUrl}/ingest/?collection_id=${collection}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${cast.owner.token}` },
-    body: form,
-  });
-  return { status: response.status, body: (await response.json()) as any };
+function uploadWith(name: string, text: string, metadata: unknown, collection = collectionId) {
+  return api('POST', `/ingest/?collection_id=${collection}`, { token: cast.owner.token, body: fileForm(name, text, metadata) });
 }
 
 const report = (company: string, year: number, extra = '') =>
@@ -36,7 +28,7 @@ beforeAll(async () => {
   cast = await castUsers();
   ({ collectionId } = await sharedCollection(cast, 'Filters'));
   const collection = await api('GET', '/collections/', { token: cast.owner.token });
-  ownerId = collection.body.find((c: { id: string }) => c.id === collectionId).user_id;
+  ownerId = collection.body.find((c) => c.id === collectionId)?.user_id as string;
   const uploads = [
     ['acme-2024.md', report('Acme', 2024), { company: 'Acme', year: 2024, audited: true, tags: ['annual', 'q4'] }],
     ['acme-2025.md', report('Acme', 2025), { company: 'Acme', year: 2025, audited: false, tags: ['annual'] }],
@@ -67,7 +59,7 @@ async function searched(filter: unknown, token = cast.owner.token) {
     body: { question: QUESTION, collection_id: collectionId, top_k: 20, filter },
   });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return new Set(response.body.sources.map((s: { document_id: string }) => s.document_id));
+  return new Set(response.body.sources.map((s) => s.document_id));
 }
 
 const docs = (...names: string[]) => new Set(names.map((name) => ids[name]));
@@ -80,7 +72,7 @@ describe('metadata on ingestion', () => {
       type: 'md',
       metadata: { company: 'Acme', year: 2024, audited: true, tags: ['annual', 'q4'] },
     });
-    expect(listed.body.find((d: { id: string }) => d.id === ids['plain.md']).metadata).toEqual({});
+    expect(listed.body.find((d) => d.id === ids['plain.md'])?.metadata).toEqual({});
     expect(listed.body.find((d: { id: string }) => d.id === ids.web)).toMatchObject({
       type: 'html',
       metadata: { company: 'Web' },
@@ -130,14 +122,14 @@ describe('metadata on ingestion', () => {
       const upload = await uploadWith('refused.md', report('Refused', 1999, JSON.stringify(metadata).slice(0, 40)), metadata);
       expect(upload.status, JSON.stringify(metadata).slice(0, 80)).toBe(422);
       expect(upload.body.code).toBe('validation_failed');
-      expect(upload.body.detail[0].loc).toEqual(['body', 'metadata']);
+      expect(problems(upload)[0]?.loc).toEqual(['body', 'metadata']);
       if (typeof metadata === 'string' || Array.isArray(metadata)) continue;
       const byUrl = await api('POST', '/ingest/url', {
         token: cast.owner.token,
         body: { url: `${stack.pagesUrl}/article.html`, collection_id: collectionId, metadata },
       });
       expect(byUrl.status, JSON.stringify(metadata).slice(0, 80)).toBe(422);
-      expect(byUrl.body.detail[0].loc.slice(0, 2)).toEqual(['body', 'metadata']);
+      expect(problems(byUrl)[0]?.loc.slice(0, 2)).toEqual(['body', 'metadata']);
     }
     const after = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
     expect(after.body.map((d: { id: string }) => d.id)).toEqual(before.body.map((d: { id: string }) => d.id));
@@ -219,7 +211,7 @@ describe('filter on POST /query/search', () => {
         body: { question: QUESTION, collection_id: collectionId, filter },
       });
       expect(response.status, JSON.stringify(filter).slice(0, 100)).toBe(422);
-      expect(response.body.detail[0].loc).toEqual(['body', ...loc]);
+      expect(problems(response)[0]?.loc).toEqual(['body', ...loc]);
       expect(JSON.stringify(response.body)).not.toMatch(/stack|at Object|Upstash/i);
     }
     // Nesting far past the limit (sent as text: JSON.stringify itself gives up on it) is refused.
@@ -256,7 +248,7 @@ describe('filter on POST /query/', () => {
       filter: { 'metadata.x': { gt: 'y' } },
     });
     expect(asked.status).toBe(422);
-    expect(asked.json.detail[0].loc).toEqual(['body', 'filter', 'metadata.x', 'gt']);
+    expect(problems({ body: asked.json ?? {} })[0]?.loc).toEqual(['body', 'filter', 'metadata.x', 'gt']);
   });
 });
 
@@ -290,7 +282,7 @@ describe('the documents list by filter', () => {
         token: cast.owner.token,
       });
       expect(response.status, filter).toBe(422);
-      expect(response.body.detail[0].loc.slice(0, 2)).toEqual(['query', 'filter']);
+      expect(problems(response)[0]?.loc.slice(0, 2)).toEqual(['query', 'filter']);
     }
   });
 });
@@ -319,20 +311,16 @@ describe('PATCH a document’s metadata', () => {
     expect((await patch(cast.owner.token, '00000000-0000-4000-8000-000000000000', { metadata: {} })).status).toBe(404);
     const bad = await patch(cast.owner.token, id, { metadata: { 'no good': 1 } });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0].loc).toEqual(['body', 'metadata', 'no good']);
+    expect(problems(bad)[0]?.loc).toEqual(['body', 'metadata', 'no good']);
     expect((await patch(cast.owner.token, id, { metadata: { a: 1 }, other: 1 })).status).toBe(422);
     expect(await searched({ 'metadata.company': 'Evil' })).toEqual(new Set());
   });
 
   it('works on personal documents, whose list filters too', async () => {
-    const form = new FormData();
-    form.append('metadata', JSON.stringify({ project: 'apollo' }));
-    form.append('file', new Blob([report('Personal', 2022)]), 'mine.md');
-    const created = await fetch(`${stack.apiUrl}/ingest/`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${cast.owner.token}` },
-      body: form,
-    }).then((r) => r.json() as Promise<any>);
+    const { body: created } = await api('POST', '/ingest/', {
+      token: cast.owner.token,
+      body: fileForm('mine.md', report('Personal', 2022), { project: 'apollo' }),
+    });
     expect((await waitForJob(cast.owner.token, created.job_id)).status).toBe('succeeded');
     const filter = encodeURIComponent(JSON.stringify({ 'metadata.project': 'gemini' }));
     expect((await api('GET', `/ingest/documents?filter=${filter}`, { token: cast.owner.token })).body).toEqual([]);
@@ -347,7 +335,7 @@ describe('PATCH a document’s metadata', () => {
       token: cast.owner.token,
       body: { question: QUESTION, filter: { 'metadata.project': 'gemini' } },
     });
-    expect(found.body.sources.map((s: { document_id: string }) => s.document_id)).toContain(created.document_id);
+    expect(found.body.sources.map((s) => s.document_id)).toContain(created.document_id);
     expect(
       (await api('PATCH', `/ingest/documents/${created.document_id}`, { token: cast.stranger.token, body: { metadata: {} } }))
         .status,
@@ -360,18 +348,14 @@ describe('metadata of a new version', () => {
     const first = await uploadWith('versioned.md', report('Versioned', 2021), { company: 'Versioned', edition: 1 });
     expect((await waitForJob(cast.owner.token, first.body.job_id)).status).toBe('succeeded');
     const replace = async (text: string, metadata: unknown, replaces: string) => {
-      const form = new FormData();
-      if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
-      form.append('file', new Blob([text]), 'versioned.md');
-      const response = await fetch(`${stack.apiUrl}/ingest/?collection_id=${collectionId}&replace_document_id=${replaces}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${cast.owner.token}` },
-        body: form,
+      const response = await api('POST', `/ingest/?collection_id=${collectionId}&replace_document_id=${replaces}`, {
+        token: cast.owner.token,
+        body: fileForm('versioned.md', text, metadata),
       });
-      const body = (await response.json()) as any;
+      const { body } = response;
       expect(response.status, JSON.stringify(body)).toBe(200);
       expect((await waitForJob(cast.owner.token, body.job_id)).status).toBe('succeeded');
-      return body.document_id as string;
+      return body.document_id;
     };
     const metadataOf = async (id: string) => {
       const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });

@@ -34,7 +34,7 @@ describe('upload → job → documents → delete', () => {
 
     const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.memberQuery.token });
     expect(listed.status).toBe(200);
-    const doc = listed.body.find((d: any) => d.id === documentId);
+    const doc = listed.body.find((d) => d.id === documentId);
     expect(doc).toMatchObject({
       name: 'handbook-1p.docx',
       source_kind: 'upload',
@@ -43,7 +43,7 @@ describe('upload → job → documents → delete', () => {
       chunk_count: job.chunks_total,
     });
     // The signed link serves the original bytes, without any key.
-    const original = await fetch(doc.open_url);
+    const original = await fetch(doc?.open_url as string);
     expect(original.status).toBe(200);
     expect(new Uint8Array(await original.arrayBuffer())).toEqual(fixture('handbook-1p.docx'));
 
@@ -69,7 +69,7 @@ describe('upload → job → documents → delete', () => {
     expect((await index.fetch(ids)).every((v) => v === null)).toBe(true);
     expect(await objectsUnder(`${collectionId}/${documentId}`)).toEqual([]);
     expect(await chunkRows(documentId)).toEqual([]);
-    expect((await fetch(doc.open_url)).ok).toBe(false);
+    expect((await fetch(doc?.open_url as string)).ok).toBe(false);
     const again = await api('DELETE', `/collections/${collectionId}/documents/${documentId}`, { token: cast.owner.token });
     expect(again.status).toBe(404);
   });
@@ -167,7 +167,7 @@ describe('documents that cannot be ingested', () => {
     expect(job.error_message).toMatch(reason);
     expect(await documentOfJob(job.job_id)).toBeNull();
     const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
-    expect(listed.body.some((d: any) => d.name === name)).toBe(false);
+    expect(listed.body.some((d) => d.name === name)).toBe(false);
   });
 
   it('a 0-byte file is refused or fails as empty', async () => {
@@ -211,11 +211,7 @@ describe('documents that cannot be ingested', () => {
   it('422 when the form has no file field', async () => {
     const form = new FormData();
     form.append('other', 'x');
-    const response = await fetch(`${stack.apiUrl}/ingest/?collection_id=${collectionId}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${cast.owner.token}` },
-      body: form,
-    });
+    const response = await api('POST', `/ingest/?collection_id=${collectionId}`, { token: cast.owner.token, body: form });
     expect(response.status).toBe(422);
   });
 });
@@ -271,9 +267,9 @@ describe('who may ingest and see jobs', () => {
     // Only its owner lists and deletes it.
     const documentId = (await documentOfJob(job.job_id)) as string;
     const mine = await api('GET', '/ingest/documents', { token: cast.stranger.token });
-    expect(mine.body.map((d: any) => d.id)).toContain(documentId);
+    expect(mine.body.map((d) => d.id)).toContain(documentId);
     const theirs = await api('GET', '/ingest/documents', { token: cast.owner.token });
-    expect(theirs.body.map((d: any) => d.id)).not.toContain(documentId);
+    expect(theirs.body.map((d) => d.id)).not.toContain(documentId);
     expect((await api('DELETE', `/ingest/documents/${documentId}`, { token: cast.owner.token })).status).toBe(404);
     expect((await api('DELETE', `/ingest/documents/${documentId}`, { token: cast.stranger.token })).body).toEqual({
       deleted: documentId,
@@ -299,7 +295,7 @@ describe('URL ingestion', () => {
     expect(text).toContain('La Rance station');
     expect(text).not.toContain('Cookie settings');
     const listed = await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token });
-    expect(listed.body.find((d: any) => d.id === documentId)).toMatchObject({
+    expect(listed.body.find((d) => d.id === documentId)).toMatchObject({
       open_url: url,
       source_kind: 'url',
       content_type: 'text/html',

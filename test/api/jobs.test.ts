@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createJobRepo } from '#core/db/jobs.ts';
 import { generatePdf } from '../../bench/pdf-generator.ts';
-import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, problems, type Query, signUp, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Cast, castWithCollection, collectionWithLink } from '../support/fixtures.ts';
 import {
@@ -22,13 +22,6 @@ import {
 // (POST /ingest/jobs/{id}/cancel) with nothing of it left afterwards, and duplicate uploads (the same bytes
 // are one document per namespace), all against the real workers and the devstack.
 
-interface ListedJob extends Job {
-  document_id: string | null;
-  replaces_document_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 const JOB_FIELDS = [
   'chunks_processed',
   'chunks_total',
@@ -46,9 +39,9 @@ const JOB_FIELDS = [
 const sha256 = (content: Uint8Array | string) => createHash('sha256').update(content).digest('hex');
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 
-const listJobs = (token: string, query = '') => api<ListedJob[]>('GET', `/ingest/jobs${query}`, { token });
-const cancel = (token: string, jobId: string) => api<ListedJob>('POST', `/ingest/jobs/${jobId}/cancel`, { token });
-const getJob = (token: string, jobId: string) => api<ListedJob>('GET', `/ingest/jobs/${jobId}`, { token });
+const listJobs = (token: string, query: Query = '') => api('GET', `/ingest/jobs${query}`, { token });
+const cancel = (token: string, jobId: string) => api('POST', `/ingest/jobs/${jobId}/cancel`, { token });
+const getJob = (token: string, jobId: string) => api('GET', `/ingest/jobs/${jobId}`, { token });
 
 async function createCollection(owner: TestUser, name: string): Promise<string> {
   const created = await api('POST', '/collections/', { token: owner.token, body: { name } });
@@ -157,7 +150,7 @@ describe('GET /ingest/jobs', () => {
     for (const job of jobs) expect(Object.keys(job).sort()).toEqual(JOB_FIELDS);
 
     const byId = new Map(jobs.map((j) => [j.job_id, j]));
-    const [alpha, beta, gamma, corrupt, queued] = made.map((m) => byId.get(m.jobId) as ListedJob);
+    const [alpha, beta, gamma, corrupt, queued] = made.map((m) => byId.get(m.jobId) as Job);
     expect(alpha).toMatchObject({
       collection_id: collectionA,
       document_id: made[0]?.documentId,
@@ -185,7 +178,7 @@ describe('GET /ingest/jobs', () => {
   });
 
   it('filters by collection, by the personal namespace and by status', async () => {
-    const ids = async (query: string, token = cast.owner.token) => {
+    const ids = async (query: Query, token = cast.owner.token) => {
       const response = await listJobs(token, query);
       expect(response.status, JSON.stringify(response.body)).toBe(200);
       return response.body.map((j) => j.job_id);
@@ -208,7 +201,7 @@ describe('GET /ingest/jobs', () => {
 
   it('pages with limit and offset, and refuses bad values with 422', async () => {
     const all = newestFirst(0, 1, 2, 3, 4);
-    const page = async (query: string) => (await listJobs(cast.owner.token, query)).body.map((j) => j.job_id);
+    const page = async (query: Query) => (await listJobs(cast.owner.token, query)).body.map((j) => j.job_id);
     expect(await page('?limit=2')).toEqual(all.slice(0, 2));
     expect(await page('?limit=2&offset=2')).toEqual(all.slice(2, 4));
     expect(await page('?limit=2&offset=4')).toEqual(all.slice(4));
@@ -228,7 +221,7 @@ describe('GET /ingest/jobs', () => {
       const refused = await listJobs(cast.owner.token, query);
       expect(refused.status, query).toBe(422);
       expect(refused.body).toMatchObject({ code: 'validation_failed' });
-      expect((refused.body as any).detail[0].loc, query).toEqual(['query', field]);
+      expect(problems(refused)[0]?.loc, query).toEqual(['query', field]);
     }
   });
 });

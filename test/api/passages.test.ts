@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, db } from '../support/client.ts';
+import { api, db, problems, type Query } from '../support/client.ts';
 import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
 import { documentOfJob, ingestFile } from '../support/ingest.ts';
 
@@ -20,15 +20,9 @@ const GUIDE = ['Setup', 'Calibration', 'Maintenance']
   )
   .join('\n');
 
-interface Window {
-  document: { id: string; name: string; open_url: string | null; type: string | null };
-  chunk_index: number;
-  passages: { chunk_index: number; chunk_type: string; text: string; page: number | string | null; heading: string | null }[];
-}
-
-const passages = (token: string, path: string) => api<Window>('GET', path, { token });
-const inCollection = (documentId: string, index: number | string, query = '') =>
-  `/collections/${collectionId}/documents/${documentId}/passages/${index}${query}`;
+const passages = <P extends string>(token: string, path: P) => api('GET', path, { token });
+const inCollection = (documentId: string, index: number | string, query: Query = '') =>
+  `/collections/${collectionId}/documents/${documentId}/passages/${index}${query}` as const;
 
 beforeAll(async () => {
   cast = await castUsers();
@@ -115,7 +109,7 @@ describe('GET /collections/{id}/documents/{document_id}/passages/{chunk_index}',
       inCollection(personalId, 0),
       inCollection('00000000-0000-4000-8000-000000000000', 0),
       inCollection('not-a-uuid', 0),
-    ]) {
+    ] as const) {
       const response = await passages(cast.owner.token, path);
       expect(response.status, path).toBe(404);
       expect(response.body).toMatchObject({ code: 'not_found' });
@@ -140,7 +134,7 @@ describe('GET /collections/{id}/documents/{document_id}/passages/{chunk_index}',
     ] as const) {
       const response = await api('GET', path, { token: cast.owner.token });
       expect(response.status, path).toBe(422);
-      expect(response.body.detail[0].loc).toContain(field);
+      expect(problems(response)[0]?.loc).toContain(field);
     }
   });
 });

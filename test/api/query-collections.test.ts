@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_QUERY_COLLECTIONS } from '#core/limits.ts';
-import { api, type TestUser } from '../support/client.ts';
+import { api, problems, type Schema, type TestUser } from '../support/client.ts';
 import { type Cast, castUsers, collectionWithLink, type SharedCollection, sharedCollection } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
 import { askQuestion } from '../support/sse.ts';
@@ -62,13 +62,6 @@ const search = (who: { token: string } | { apiKey: string }, body: Record<string
 
 const both = () => [handbook.collectionId, policies];
 
-interface Source {
-  document_id: string;
-  collection_id: string | null;
-  text: string;
-  score: number;
-}
-
 describe('POST /query/search over several collections', () => {
   it('searches every collection, and each source says which one it came from', async () => {
     const response = await search(cast.owner, {
@@ -77,10 +70,10 @@ describe('POST /query/search over several collections', () => {
       top_k: 10,
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    const sources: Source[] = response.body.sources;
+    const { sources } = response.body;
     expect(new Set(sources.map((s) => s.collection_id))).toEqual(new Set(both()));
     for (const source of sources) {
-      expect(documentsOf.get(source.collection_id as string)?.has(source.document_id), source.text).toBe(true);
+      expect(documentsOf.get(source.collection_id as string)?.has(source.document_id as string), source.text).toBe(true);
     }
     // Nothing from a collection that was not asked for, nor from the personal space.
     expect(sources.some((s) => /stranger|My own/.test(s.text))).toBe(false);
@@ -91,12 +84,12 @@ describe('POST /query/search over several collections', () => {
     const forward = await search(cast.owner, { question, collection_ids: both() });
     const backward = await search(cast.owner, { question, collection_ids: [...both()].reverse() });
     expect(forward.body.sources[0]).toMatchObject({ collection_id: policies, text: expect.stringMatching(/February/) });
-    const strip = (sources: Source[]) =>
+    const strip = (sources: Schema<'Source'>[]) =>
       sources.map(({ document_id, collection_id, score }) => [document_id, collection_id, score]);
     expect(strip(backward.body.sources)).toEqual(strip(forward.body.sources));
     // The strongest passage of the other collection does not tie with it, as a fusion per collection would make it.
-    const others = forward.body.sources.filter((s: Source) => s.collection_id === handbook.collectionId);
-    for (const other of others) expect(other.score).toBeLessThan(forward.body.sources[0].score);
+    const others = forward.body.sources.filter((s) => s.collection_id === handbook.collectionId);
+    for (const other of others) expect(other.score).toBeLessThan(forward.body.sources[0]?.score as number);
   });
 
   it('gives collection_id on one collection’s sources too, and null in the personal space', async () => {
@@ -122,10 +115,10 @@ describe('POST /query/search over several collections', () => {
     ['an empty id', () => ({ collection_ids: [policies, ''] }), 'collection_ids.1', 'too_small'],
     ['a string', () => ({ collection_ids: policies }), 'collection_ids', 'invalid_type'],
   ])('refuses %s with 422, on both endpoints', async (_name, body, field, type) => {
-    for (const path of ['/query/search', '/query/']) {
+    for (const path of ['/query/search', '/query/'] as const) {
       const response = await api('POST', path, { token: cast.owner.token, body: { question: 'anything', ...body() } });
       expect(response.status, path).toBe(422);
-      const detail = response.body.detail.find((d: { loc: string[] }) => d.loc.slice(1).join('.') === field);
+      const detail = problems(response).find((d) => d.loc.slice(1).join('.') === field);
       expect(detail, JSON.stringify(response.body)).toMatchObject({ type });
     }
   });
@@ -221,7 +214,7 @@ describe('POST /query/ over several collections', () => {
     });
     expect(asked.status).toBe(200);
     const metadata = asked.events.find((e) => e.event === 'metadata');
-    expect(new Set(metadata?.data.sources.map((s: Source) => s.collection_id))).toEqual(new Set(both()));
+    expect(new Set(metadata?.data.sources.map((s: Schema<'Source'>) => s.collection_id))).toEqual(new Set(both()));
     expect(asked.events.at(-1)?.event).toBe('done');
   });
 
@@ -229,13 +222,13 @@ describe('POST /query/ over several collections', () => {
     const session = handbook.sessions.owner;
     await askInSession(cast.owner, session, [policies, handbook.collectionId], 'When is the quillworth orchard pruned?');
     const [question, answer] = await messages(cast.owner, session, 2);
-    expect(question.collection_ids).toEqual([policies, handbook.collectionId]);
-    expect(answer.collection_ids).toEqual([policies, handbook.collectionId]);
-    expect(answer.sources[0]).toMatchObject({ collection_id: policies });
+    expect(question?.collection_ids).toEqual([policies, handbook.collectionId]);
+    expect(answer?.collection_ids).toEqual([policies, handbook.collectionId]);
+    expect(answer?.sources[0]).toMatchObject({ collection_id: policies });
 
     // A session lives in one collection: it is listed there, with every collection it searched, its own first.
     const listed = await api('GET', `/chat/${handbook.collectionId}/sessions`, { token: cast.owner.token });
-    expect(listed.body.find((s: { id: string }) => s.id === session).collection_ids).toEqual([handbook.collectionId, policies]);
+    expect(listed.body.find((s) => s.id === session)?.collection_ids).toEqual([handbook.collectionId, policies]);
     expect((await api('GET', `/chat/${policies}/sessions`, { token: cast.owner.token })).body).toEqual([]);
 
     // A follow-up over the handbook alone keeps the history; the session still says it searched both.
@@ -256,7 +249,7 @@ describe('POST /query/ over several collections', () => {
       session_id: handbook.sessions.owner,
     });
     expect(asked.status).toBe(404);
-    expect(asked.json.detail).toBe('Session not found');
+    expect(asked.json?.detail).toBe('Session not found');
     // Another participant's session is not theirs, whatever the collections.
     const theirs = await askQuestion(cast.owner.token, {
       question: 'orchard',

@@ -1,8 +1,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, db } from '../support/client.ts';
+import { api, db, type Schema } from '../support/client.ts';
 import { type Cast, castUsers, sharedCollection } from '../support/fixtures.ts';
 import { clearFaults, ingestFile, injectFault } from '../support/ingest.ts';
-import { askQuestion } from '../support/sse.ts';
+import { askQuestion, dataOf } from '../support/sse.ts';
 
 // Reranking through the real API worker and the devstack's cross-encoder (POST /openai/v1/rerank, Cohere's
 // shape). Faults match the rerank path only, so no other test's embeddings or answers are touched.
@@ -44,7 +44,7 @@ afterEach(() => clearFaults());
 
 const search = (body: Record<string, unknown>) =>
   api('POST', '/query/search', { token: cast.memberQuery.token, body: { collection_id: collectionId, ...body } });
-const ids = (sources: { document_id: string; chunk_index: number }[]) => sources.map((s) => `${s.document_id}:${s.chunk_index}`);
+const ids = (sources: Schema<'Source'>[]) => sources.map((s) => `${s.document_id}:${s.chunk_index}`);
 
 describe('reranking', () => {
   it('is off by default: no reranker call, and every rerank_score is null', async () => {
@@ -62,14 +62,14 @@ describe('reranking', () => {
     expect(response.body.rerank.candidates).toBeGreaterThanOrEqual(response.body.sources.length);
     expect(Number.isInteger(response.body.rerank.latency_ms)).toBe(true);
     const [top] = response.body.sources;
-    expect(top.text).toMatch(/waggle dance/);
+    expect(top?.text).toMatch(/waggle dance/);
     for (const source of response.body.sources) {
       expect(source.rerank_score).toBeGreaterThan(0);
       expect(source.rerank_score).toBeLessThan(1);
     }
     // The cross-encoder tells the bees passage from the others by far.
-    const others = response.body.sources.slice(1).map((s: { rerank_score: number }) => s.rerank_score);
-    expect(top.rerank_score).toBeGreaterThan(Math.max(...others));
+    const others = response.body.sources.slice(1).map((s) => s.rerank_score ?? 0);
+    expect(top?.rerank_score).toBeGreaterThan(Math.max(...others));
   });
 
   it('follows the collection: rerank and rerank_candidates in its config, which a request can turn off', async () => {
@@ -127,7 +127,7 @@ describe('reranking', () => {
     // The answer too: its metadata event says so, and the answer streams to its end.
     const { events } = await askQuestion(cast.memberQuery.token, { question, collection_id: collectionId, rerank: true });
     expect(events[0]?.event).toBe('metadata');
-    expect(events[0]?.data.rerank).toMatchObject({ applied: false, reason: 'the reranker failed' });
+    expect(dataOf(events, 'metadata')?.rerank).toMatchObject({ applied: false, reason: 'the reranker failed' });
     expect(events.at(-1)?.event).toBe('done');
   });
 
@@ -149,7 +149,7 @@ describe('reranking', () => {
   it('keeps the rerank latency in the evaluation record, beside the retrieval latency', async () => {
     const question = 'How do bees dance?';
     const { events } = await askQuestion(cast.memberQuery.token, { question, collection_id: collectionId, rerank: true });
-    expect(events[0]?.data.rerank.applied).toBe(true);
+    expect(dataOf(events, 'metadata')?.rerank.applied).toBe(true);
     const sql = db();
     const rows = await (async () => {
       for (let i = 0; i < 50; i++) {
@@ -161,7 +161,7 @@ describe('reranking', () => {
       return [];
     })();
     expect(rows).toHaveLength(1);
-    expect(rows[0]?.rerank_latency_ms).toBe(events[0]?.data.rerank.latency_ms);
+    expect(rows[0]?.rerank_latency_ms).toBe(dataOf(events, 'metadata')?.rerank.latency_ms);
     expect(Number.isInteger(rows[0]?.retrieval_latency_ms)).toBe(true);
     const sources = (rows[0]?.sources ?? []) as { rerank_score: number | null }[];
     expect(sources[0]?.rerank_score).toBeGreaterThan(0);

@@ -52,7 +52,7 @@ describe('POST /query/search', () => {
     expect(Number.isInteger(response.body.retrieval_latency_ms)).toBe(true);
     const [top] = response.body.sources;
     expect(top).toMatchObject({ source: articleUrl(), chunk_type: 'text', image_url: null, chunk_index: expect.any(Number) });
-    expect(top.text).toMatch(/barrage/i);
+    expect(top?.text).toMatch(/barrage/i);
     const scores = response.body.sources.map((s: { score: number }) => s.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
@@ -78,7 +78,7 @@ describe('POST /query/search', () => {
       expect(source.document_id).toBe(pdfId);
       expect([1, 2]).toContain(source.page);
     }
-    expect(fromPaper.map((s: { page: number }) => s.page)).toContain(2);
+    expect(fromPaper.map((s) => s.page)).toContain(2);
 
     const scan = await search(cast.owner.token, {
       question: 'LinnSequencer MIDI sequence recorder',
@@ -91,7 +91,7 @@ describe('POST /query/search', () => {
   it('honours top_k', async () => {
     const response = await search(cast.owner.token, { question: 'Stanley Cups team', collection_id: collectionId, top_k: 1 });
     expect(response.body.sources).toHaveLength(1);
-    expect(response.body.sources[0].source).toBe('stanley-cups.csv');
+    expect(response.body.sources[0]?.source).toBe('stanley-cups.csv');
   });
 
   it('returns scanned pages as image_description sources with a working signed image_url', async () => {
@@ -101,7 +101,7 @@ describe('POST /query/search', () => {
     });
     const image = response.body.sources.find((s: { chunk_type: string }) => s.chunk_type === 'image_description');
     expect(image).toMatchObject({ source: 'scan-linn-2col.pdf', image_url: expect.stringContaining('token=') });
-    const png = await fetch(image.image_url);
+    const png = await fetch(image?.image_url as string);
     expect(png.status).toBe(200);
     expect([...new Uint8Array(await png.arrayBuffer()).subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
   });
@@ -138,7 +138,7 @@ describe('POST /query/search', () => {
       type: 'invalid_format',
     },
   ])('422 naming the field for $what, from search and from the stream', async ({ body, loc, type }) => {
-    for (const path of ['/query/search', '/query/']) {
+    for (const path of ['/query/search', '/query/'] as const) {
       const response = await api('POST', path, { token: cast.owner.token, body: { collection_id: collectionId, ...body } });
       expect(response.status, path).toBe(422);
       expect(response.body.detail, path).toEqual([{ loc, msg: expect.any(String), type }]);
@@ -160,7 +160,7 @@ describe('POST /query/search', () => {
       collection_id: collectionId,
     });
     expect(response.status).toBe(200);
-    expect(response.body.sources[0].source).toBe(articleUrl());
+    expect(response.body.sources[0]?.source).toBe(articleUrl());
   });
 
   it('searches the caller’s personal namespace when collection_id is empty, and only theirs', async () => {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/ports.ts';
 import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
-import { type ApiResponse, mintToken, signUp, stack, type TestUser } from '../support/client.ts';
+import { callApi } from '../support/api-call.ts';
+import { type Method, mintToken, signUp, stack, type TestUser } from '../support/client.ts';
 import { clearFaults, injectFault } from '../support/ingest.ts';
 
 // Rate limits on real Redis, behind the devstack's Upstash REST front: API workers of their own with
@@ -41,21 +42,13 @@ async function worker(name: string, vars: Record<string, string>) {
 }
 
 /** A request to one of this file's workers. */
-async function call(base: RunningWorker, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${base.url}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // an event stream
-  }
-  return { status: response.status, body: parsed, headers: response.headers } as ApiResponse;
-}
+const call = <M extends Method, P extends string>(
+  base: RunningWorker,
+  method: M,
+  path: P,
+  headers: Record<string, string>,
+  body?: unknown,
+) => callApi(base.url, method, path, { headers, body });
 
 const bearer = (user: TestUser) => ({ Authorization: `Bearer ${user.token}` });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, db } from '../support/client.ts';
+import { api, db, type Schema } from '../support/client.ts';
 import { residue } from '../support/faults.ts';
 import { type Cast, castUsers } from '../support/fixtures.ts';
 import { chunkRows, documentOfJob, ingestFile, objectsUnder, waitForJob } from '../support/ingest.ts';
@@ -12,13 +12,6 @@ const TIDES = Array.from(
   { length: 12 },
   (_, i) => `Paragraph ${i + 1}. Neap tides come at the quarter moons, when the sun and the moon pull at right angles.`,
 ).join('\n\n');
-
-interface Listed {
-  id: string;
-  name: string;
-  chunk_count: number;
-  created_at: string;
-}
 
 beforeAll(async () => {
   cast = await castUsers();
@@ -33,8 +26,7 @@ beforeAll(async () => {
   }
 }, 120_000);
 
-const listed = async () =>
-  (await api<Listed[]>('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token })).body;
+const listed = async () => (await api('GET', `/collections/${collectionId}/documents`, { token: cast.owner.token })).body;
 
 describe('POST /collections/{id}/rechunk', () => {
   it('starts nothing while every document is at the current chunk_size', async () => {
@@ -51,11 +43,7 @@ describe('POST /collections/{id}/rechunk', () => {
     });
     expect(put.status).toBe(200);
 
-    const started = await api<{ jobs: { job_id: string; document_id: string; source: string }[] }>(
-      'POST',
-      `/collections/${collectionId}/rechunk`,
-      { token: cast.admin.token },
-    );
+    const started = await api('POST', `/collections/${collectionId}/rechunk`, { token: cast.admin.token });
     expect(started.status).toBe(200);
     expect(started.body.jobs.map((j) => j.document_id).sort()).toEqual(before.map((d) => d.id).sort());
     expect(started.body.jobs.map((j) => j.source).sort()).toEqual(['handbook-1p.docx', 'tides.txt']);
@@ -82,7 +70,7 @@ describe('POST /collections/{id}/rechunk', () => {
       expect(await objectsUnder(`${collectionId}/${old.id}`)).toEqual([]);
       expect(await chunkRows(old.id)).toEqual([]);
     }
-    const tides = (name: string, list: Listed[]) => list.find((d) => d.name === name)?.chunk_count ?? 0;
+    const tides = (name: string, list: Schema<'Document'>[]) => list.find((d) => d.name === name)?.chunk_count ?? 0;
     expect(tides('tides.txt', after)).toBeGreaterThan(tides('tides.txt', before));
 
     // Exactly the new chunks' vectors are in the namespace, and one original per document in Storage.
@@ -94,9 +82,10 @@ describe('POST /collections/{id}/rechunk', () => {
       token: cast.owner.token,
       body: { question: 'neap tides quarter moons', collection_id: collectionId },
     });
-    expect(search.body.sources[0]).toMatchObject({ source: 'tides.txt' });
-    expect(search.body.sources[0].text.length).toBeLessThanOrEqual(200);
-    expect(after.find((d) => d.name === 'tides.txt')?.id).toBe(search.body.sources[0].document_id);
+    const [top] = search.body.sources;
+    expect(top).toMatchObject({ source: 'tides.txt' });
+    expect(top?.text.length).toBeLessThanOrEqual(200);
+    expect(after.find((d) => d.name === 'tides.txt')?.id).toBe(top?.document_id);
   }, 120_000);
 
   it('is 404 for a collection that does not exist, and needs an administrator', async () => {

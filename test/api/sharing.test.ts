@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, db, signUp, skipRealPostgres, type TestUser } from '../support/client.ts';
+import { api, db, problems, signUp, skipRealPostgres, type TestUser } from '../support/client.ts';
 
 let owner: TestUser;
 
@@ -243,7 +243,7 @@ describe.skipIf(skipRealPostgres)('hashed tokens, expiry and maximum uses (issue
         body: { permission: 'query', ...extra },
       });
       expect(response.status, JSON.stringify(extra)).toBe(422);
-      expect(response.body.detail[0].loc, JSON.stringify(extra)).toEqual(['body', Object.keys(extra)[0]]);
+      expect(problems(response)[0]?.loc, JSON.stringify(extra)).toEqual(['body', Object.keys(extra)[0]]);
     }
     expect(await db()`select 1 from collection_shares where collection_id = ${collectionId}`).toHaveLength(0);
     // An offset is accepted, and null means no limit.

@@ -229,8 +229,8 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await ownerPage.goto(`${stack.apiUrl}/app/c/${created.body.id}/sharing`);
     const guestToken = await accessTokenIn(guest);
     const guestSessions = await api('GET', `/chat/${created.body.id}/sessions`, { token: guestToken });
-    expect(guestSessions.body.map((s: { title: string }) => s.title)).toEqual(['For the guest']);
-    expect(guestSessions.body[0].id).not.toBe(chat.body.id);
+    expect(guestSessions.body.map((s) => s.title)).toEqual(['For the guest']);
+    expect(guestSessions.body[0]?.id).not.toBe(chat.body.id);
 
     await ownerPage.getByRole('button', { name: `Remove ${guestEmail}` }).click();
     await expect.poll(() => members.getByRole('listitem').count()).toBe(0);

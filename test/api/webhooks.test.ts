@@ -4,9 +4,9 @@ import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
 import { WEBHOOK_PATH, WEBHOOK_RETRIES } from '#core/messages/webhooks.ts';
 import { type SeenIds, TOLERANCE_SECONDS, verifyWebhook } from '../../client/webhook-verify.ts';
 import { signDelivery } from '../../devstack/qstash/signature.ts';
-import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
+import { api, db, type Method, problems, type Schema, signUp, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
-import { type Job, queuedUrlJob, upload, waitForJob } from '../support/ingest.ts';
+import { queuedUrlJob, upload, waitForJob } from '../support/ingest.ts';
 import { type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -29,39 +29,7 @@ const PAYLOAD_FIELDS = [
 ];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface Hook {
-  id: string;
-  url: string;
-  events: string[];
-  collection_id: string | null;
-  active: boolean;
-  created_at: string;
-  updated_at: string;
-  secret: string;
-}
-
-interface Attempt {
-  attempt: number;
-  at: string;
-  response_status: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-interface Delivery {
-  id: string;
-  webhook_id: string;
-  job_id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
-  attempts: number;
-  response_status: number | null;
-  last_error: string | null;
-  next_retry_at: string | null;
-  attempts_log: Attempt[];
-  created_at: string;
-  updated_at: string;
-}
+type Delivery = Schema<'WebhookDelivery'>;
 
 let receiver: WebhookReceiver;
 
@@ -98,8 +66,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 /** A path of its own on the receiver for each registration. */
 const hookPath = (name: string) => `/hooks/${name}-${randomUUID().slice(0, 8)}`;
 
-async function register(user: TestUser, path: string, options: { events?: string[]; collectionId?: string } = {}): Promise<Hook> {
-  const response = await api<Hook>('POST', '/webhooks/', {
+async function register(user: TestUser, path: string, options: { events?: string[]; collectionId?: string } = {}) {
+  const response = await api('POST', '/webhooks/', {
     token: user.token,
     body: {
       url: receiver.url(path),
@@ -111,8 +79,8 @@ async function register(user: TestUser, path: string, options: { events?: string
   return response.body;
 }
 
-async function deliveriesOf(user: TestUser, hookId: string): Promise<Delivery[]> {
-  const response = await api<Delivery[]>('GET', `/webhooks/${hookId}/deliveries`, { token: user.token });
+async function deliveriesOf(user: TestUser, hookId: string) {
+  const response = await api('GET', `/webhooks/${hookId}/deliveries`, { token: user.token });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body;
 }
@@ -217,7 +185,7 @@ describe('registration', () => {
       body: { url: receiver.url(path), events: ['ingest.succeeded', 'ingest.failed'] },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    const hook = response.body as Hook;
+    const hook = response.body;
     expect(Object.keys(hook)).toEqual(
       expect.arrayContaining(['id', 'url', 'events', 'collection_id', 'active', 'created_at', 'secret']),
     );
@@ -235,7 +203,7 @@ describe('registration', () => {
     const other = await register(user, hookPath('register-2'));
     expect(other.secret).not.toBe(hook.secret);
 
-    const listed = await api<Omit<Hook, 'secret'>[]>('GET', '/webhooks/', { token: user.token });
+    const listed = await api('GET', '/webhooks/', { token: user.token });
     expect(listed.status).toBe(200);
     expect(listed.body.map((h) => h.id)).toEqual([other.id, hook.id]);
     expect(listed.body[1]).toMatchObject({ id: hook.id, url: hook.url, events: hook.events, active: true });
@@ -272,15 +240,15 @@ describe('registration', () => {
     for (const [url, reason] of refusedUrls) {
       const response = await api('POST', '/webhooks/', { token: user.token, body: { url, events: ALL_EVENTS } });
       expect(response.status, `${url}: ${JSON.stringify(response.body)}`).toBe(422);
-      expect(response.body.detail[0], url).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(reason) });
+      expect(problems(response)[0], url).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(reason) });
     }
     const badEvents: unknown[] = [[], ['ingest.started'], ['ingest.succeeded', 'job.done'], 'ingest.succeeded'];
     for (const events of badEvents) {
       const response = await api('POST', '/webhooks/', { token: user.token, body: { url: good, events } });
       expect(response.status, `${JSON.stringify(events)}: ${JSON.stringify(response.body)}`).toBe(422);
-      expect(response.body.detail[0].loc.slice(0, 2), JSON.stringify(events)).toEqual(['body', 'events']);
-      expect(response.body.detail[0].msg).toEqual(expect.any(String));
-      expect(response.body.detail[0].msg.length).toBeGreaterThan(0);
+      expect(problems(response)[0]?.loc.slice(0, 2), JSON.stringify(events)).toEqual(['body', 'events']);
+      expect(problems(response)[0]?.msg).toEqual(expect.any(String));
+      expect(problems(response)[0]?.msg.length).toBeGreaterThan(0);
     }
     // Nothing was registered; a change to a refused URL is refused the same way.
     expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([]);
@@ -290,7 +258,7 @@ describe('registration', () => {
       body: { url: 'http://10.0.0.1/hook' },
     });
     expect(patched.status).toBe(422);
-    expect(patched.body.detail[0]).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(/private|reserved/i) });
+    expect(problems(patched)[0]).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(/private|reserved/i) });
     const emptied = await api('PATCH', `/webhooks/${hook.id}`, { token: user.token, body: { events: [] } });
     expect(emptied.status).toBe(422);
     const [listed] = (await api('GET', '/webhooks/', { token: user.token })).body;
@@ -303,14 +271,14 @@ describe('registration', () => {
     for (const url of [`${stack.pagesUrl}/hook`, `${stack.pagesUrl}/`, `${stack.pagesUrl}/admin/reset?all=1`]) {
       const response = await api('POST', '/webhooks/', { token: user.token, body: { url, events: ALL_EVENTS } });
       expect(response.status, `${url}: ${JSON.stringify(response.body)}`).toBe(422);
-      expect(response.body.detail[0], url).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
+      expect(problems(response)[0], url).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
     }
     expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([]);
     // Nor can a registration be moved there.
     const hook = await register(user, hookPath('ingest-origin'));
     const moved = await api('PATCH', `/webhooks/${hook.id}`, { token: user.token, body: { url: `${stack.pagesUrl}/hook` } });
     expect(moved.status).toBe(422);
-    expect(moved.body.detail[0]).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
+    expect(problems(moved)[0]).toMatchObject({ loc: ['body', 'url'], msg: expect.stringMatching(refusal) });
     expect((await api('GET', '/webhooks/', { token: user.token })).body).toEqual([
       expect.objectContaining({ id: hook.id, url: hook.url }),
     ]);
@@ -349,7 +317,7 @@ describe('registration', () => {
   it("another user's webhook is 404 on PATCH, DELETE and deliveries, and stays as it was", async () => {
     const [owner, other] = await Promise.all([signUp('hooks-own'), signUp('hooks-other')]);
     const hook = await register(owner, hookPath('own'));
-    const attempts: [string, string, unknown?][] = [
+    const attempts: [Method, string, unknown?][] = [
       ['PATCH', `/webhooks/${hook.id}`, { active: false }],
       ['PATCH', `/webhooks/${hook.id}`, { url: receiver.url('/hijacked') }],
       ['POST', `/webhooks/${hook.id}/rotate-secret`],
@@ -402,7 +370,7 @@ describe('registration', () => {
     // The key works where its scopes allow.
     expect((await api('GET', '/ingest/jobs', { headers })).status).toBe(200);
 
-    const calls: [string, string, unknown?][] = [
+    const calls: [Method, string, unknown?][] = [
       ['POST', '/webhooks/', { url: receiver.url(hookPath('key-new')), events: ALL_EVENTS }],
       ['GET', '/webhooks/'],
       ['PATCH', `/webhooks/${hook.id}`, { active: false }],
@@ -858,7 +826,7 @@ describe.concurrent('deliveries that take a while', () => {
     expect(job.status, job.error_message ?? '').toBe('succeeded');
     const [held] = await waitForRequestsFor(path, job.job_id);
     // While the receiver holds the first attempt, the job has ended already.
-    expect((await api<Job>('GET', `/ingest/jobs/${job.job_id}`, { token: user.token })).body.status).toBe('succeeded');
+    expect((await api('GET', `/ingest/jobs/${job.job_id}`, { token: user.token })).body.status).toBe('succeeded');
     expect((await jobRow(job.job_id))?.updated_at.getTime()).toBeLessThanOrEqual((held as ReceivedRequest).receivedAt);
 
     const retrying = await deliveryFor(user, hook.id, job.job_id, (d) => d.attempts >= 1, 30_000);
@@ -962,7 +930,7 @@ describe.concurrent('deliveries that take a while', () => {
     const job = await uploadAndWait(user, 'rotated.txt', uniqueText('Rotated'));
     expect(job.status, job.error_message ?? '').toBe('succeeded');
     await waitForRequestsFor(path, job.job_id);
-    const rotation = await api<Hook>('POST', `/webhooks/${hook.id}/rotate-secret`, { token: user.token });
+    const rotation = await api('POST', `/webhooks/${hook.id}/rotate-secret`, { token: user.token });
     rotated.open();
     expect(rotation.status, JSON.stringify(rotation.body)).toBe(200);
     const { secret, updated_at, ...unchanged } = rotation.body;

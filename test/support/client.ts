@@ -2,40 +2,35 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, type JWTPayload, SignJWT } from 'jose';
 import postgres from 'postgres';
 import { inject } from 'vitest';
+import { type CallOptions, callApi, type ErrorBody, type Method } from './api-call.ts';
 import { grantAdmin, signIn, signUpUser } from './auth-client.ts';
 
 export const stack = inject('stack');
 export const skipRealPostgres = stack.engine === 'skipped';
 
-export interface ApiResponse<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
+export {
+  type ApiResponse,
+  type ErrorBody,
+  fileForm,
+  type Method,
+  type Query,
+  type ResponseBody,
+  type Schema,
+} from './api-call.ts';
+
+/** Calls the API worker over HTTP, as any client would; the body is typed by `method` and `path` (see api-call.ts). */
+export function api<M extends Method, P extends string>(method: M, path: P, options: CallOptions = {}) {
+  return callApi(stack.apiUrl, method, path, options);
 }
 
-/** Calls the API worker over HTTP, as any client would. */
-export async function api<T = any>(
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: response.status, body: body as T, headers: response.headers };
+/** A 422's `detail`: one `{loc, msg, type}` a failed field. Any other refusal's `detail` is a sentence, and fails here. */
+export function problems(response: { body: Partial<ErrorBody> }): ValidationProblem[] {
+  const { detail } = response.body;
+  if (!Array.isArray(detail)) throw new Error(`not a validation failure: ${JSON.stringify(response.body)}`);
+  return detail;
 }
+
+export type ValidationProblem = Exclude<ErrorBody['detail'], string>[number];
 
 export interface TestUser {
   id: string;

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { expect } from 'vitest';
 import type { FaultyService } from '../../devstack/faults.ts';
-import { type ApiResponse, db, stack } from './client.ts';
+import { type ApiResponse, db, type ErrorBody, stack } from './client.ts';
 import { clearFaults, type FaultOptions, injectFault, objectsUnder, vectorIndex } from './ingest.ts';
 
 /**
@@ -42,11 +42,13 @@ const UPSTREAM_TEXT =
 export function expectServiceError(response: Omit<ApiResponse, 'headers'> & { headers?: Headers }, status: number, code: string) {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   expect(Object.keys(response.body ?? {}).sort()).toEqual(['code', 'detail', 'request_id']);
-  expect(response.body.code).toBe(code);
-  expect(typeof response.body.detail).toBe('string');
-  expect(response.body.detail).not.toMatch(UPSTREAM_TEXT);
-  expect(response.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
-  if (response.headers) expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
+  // Its keys are the error body's, as checked just above.
+  const body = response.body as ErrorBody;
+  expect(body.code).toBe(code);
+  expect(typeof body.detail).toBe('string');
+  expect(body.detail).not.toMatch(UPSTREAM_TEXT);
+  expect(body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+  if (response.headers) expect(body.request_id).toBe(response.headers.get('x-request-id'));
 }
 
 /** Everything ingestion may leave, in the database, Storage and the vector index. */

@@ -26,7 +26,7 @@ export async function collectionWithLink(owner: TestUser, name: string, permissi
   expectOk(created, 'create collection');
   const link = await api('POST', `/collections/${created.body.id}/shares`, { token: owner.token, body: { permission } });
   expectOk(link, 'create share');
-  return { collection: created.body as { id: string }, link: link.body as { id: string; share_token: string } };
+  return { collection: created.body, link: link.body };
 }
 
 export interface SharedCollection {
@@ -41,7 +41,7 @@ export interface SharedCollection {
 export async function sharedCollection(cast: Cast, name = 'Shared'): Promise<SharedCollection> {
   const created = await api('POST', '/collections/', { token: cast.owner.token, body: { name } });
   expectOk(created, 'create collection');
-  const collectionId = created.body.id as string;
+  const collectionId = created.body.id;
   const queryShare = await api('POST', `/collections/${collectionId}/shares`, {
     token: cast.owner.token,
     body: { permission: 'query' },
@@ -60,7 +60,7 @@ export async function sharedCollection(cast: Cast, name = 'Shared'): Promise<Sha
       body: { title: `${user.email}'s chat` },
     });
     expectOk(response, 'create session');
-    return response.body.id as string;
+    return response.body.id;
   };
   return {
     collectionId,

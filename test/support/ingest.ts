@@ -4,32 +4,16 @@ import { Index } from '@upstash/vector';
 import { expect } from 'vitest';
 import { createJobRepo } from '#core/db/jobs.ts';
 import type { FaultyService } from '../../devstack/faults.ts';
-import { api, db, stack } from './client.ts';
+import { fileForm } from './api-call.ts';
+import { api, db, type Schema, stack } from './client.ts';
 import { fixture } from './documents.ts';
 
-export interface Job {
-  job_id: string;
-  collection_id: string | null;
-  source: string;
-  status: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
-  chunks_processed: number;
-  chunks_total: number;
-  error_message: string | null;
-}
+export type Job = Schema<'IngestJob'>;
 
-/** POST /ingest/ with a multipart body, as curl -F or a browser would send it; a string goes as its UTF-8 bytes. */
-export async function upload(token: string, name: string, content: Uint8Array | string, collectionId?: string) {
-  const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
-  const form = new FormData();
-  form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
-  const query = collectionId === undefined ? '' : `?collection_id=${collectionId}`;
-  const response = await fetch(`${stack.apiUrl}/ingest/${query}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
-    body: form,
-  });
-  const text = await response.text();
-  return { status: response.status, body: JSON.parse(text) as any };
+/** POST /ingest/ of one file, into a collection or (none given) the personal namespace. */
+export function upload(token: string, name: string, content: Uint8Array | string, collectionId?: string) {
+  const query = collectionId === undefined ? '' : (`?collection_id=${collectionId}` as const);
+  return api('POST', `/ingest/${query}`, { token, body: fileForm(name, content) });
 }
 
 /** Polls the job until it reaches a terminal status, keeping every state seen on the way. */
@@ -37,7 +21,7 @@ export async function waitForJob(token: string, jobId: string, timeoutMs = 60_00
   const seen: Job[] = [];
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const response = await api<Job>('GET', `/ingest/jobs/${jobId}`, { token });
+    const response = await api('GET', `/ingest/jobs/${jobId}`, { token });
     expect(response.status).toBe(200);
     seen.push(response.body);
     if (['succeeded', 'partial', 'failed'].includes(response.body.status)) return { ...response.body, seen };
@@ -47,15 +31,10 @@ export async function waitForJob(token: string, jobId: string, timeoutMs = 60_00
 }
 
 /** Polls a job until `ready` holds, and answers it; fails if the job ends first, or never gets there. */
-export async function whileRunning<J extends Job = Job>(
-  token: string,
-  jobId: string,
-  ready: (job: J) => boolean,
-  timeoutMs = 60_000,
-): Promise<J> {
+export async function whileRunning(token: string, jobId: string, ready: (job: Job) => boolean, timeoutMs = 60_000): Promise<Job> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { body: job } = await api<J>('GET', `/ingest/jobs/${jobId}`, { token });
+    const { body: job } = await api('GET', `/ingest/jobs/${jobId}`, { token });
     if (['succeeded', 'partial', 'failed'].includes(job.status)) {
       throw new Error(`job ${jobId} ended before the test could act on it: ${JSON.stringify(job)}`);
     }

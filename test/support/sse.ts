@@ -1,12 +1,11 @@
-import { readQueryStream } from '../../client/index.ts';
-import { stack } from './client.ts';
+import { type QueryEvent, readQueryStream } from '../../client/index.ts';
+import { type ErrorBody, stack } from './client.ts';
 
-export interface StreamEvent {
-  event: string;
-  data: any;
+/** One event of the answer, typed by the description (narrow on `event`), and when it came. */
+export type StreamEvent = QueryEvent & {
   /** Milliseconds since the request was sent. */
   at: number;
-}
+};
 
 /**
  * POST /query/ read as a client would: the body read by the typed client's one reader of the stream. Stops
@@ -16,7 +15,7 @@ export async function askQuestion(
   token: string,
   body: Record<string, unknown>,
   options: { stopAfter?: (event: StreamEvent) => boolean; onEvent?: (event: StreamEvent) => Promise<void> } = {},
-): Promise<{ status: number; contentType: string | null; events: StreamEvent[]; json?: any }> {
+): Promise<{ status: number; contentType: string | null; events: StreamEvent[]; json?: Partial<ErrorBody> }> {
   const started = performance.now();
   const controller = new AbortController();
   const response = await fetch(`${stack.apiUrl}/query/`, {
@@ -32,7 +31,7 @@ export async function askQuestion(
   const events: StreamEvent[] = [];
   try {
     for await (const { event, data } of readQueryStream(response.body as ReadableStream<Uint8Array>)) {
-      const seen: StreamEvent = { event, data, at: performance.now() - started };
+      const seen = { event, data, at: performance.now() - started } as StreamEvent;
       events.push(seen);
       await options.onEvent?.(seen);
       if (options.stopAfter?.(seen)) {
@@ -44,4 +43,10 @@ export async function askQuestion(
     if (!controller.signal.aborted) throw error;
   }
   return { status: response.status, contentType, events };
+}
+
+/** The data of the first `event` among `events`, typed by its kind: `dataOf(events, 'metadata')?.sources`. */
+export function dataOf<E extends QueryEvent['event']>(events: StreamEvent[], event: E) {
+  type Data = Extract<QueryEvent, { event: E }>['data'];
+  return events.find((seen) => seen.event === event)?.data as Data | undefined;
 }
