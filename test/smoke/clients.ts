@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readQueryStream } from '../../client/index.ts';
+import { ask as askQuestion, createRagClient, type QueryEvent, type QueryRequest } from '../../client/index.ts';
+import { callApi, type Method } from '../support/api-call.ts';
 import type { Target } from './target.ts';
 
 export interface SmokeUser {
@@ -8,32 +9,10 @@ export interface SmokeUser {
   token: string;
 }
 
-export interface Answer<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-}
-
-/** The API over HTTP, with a user's bearer token. */
+/** The API over HTTP, with a user's bearer token; the body typed by the description, as the tests' `api` types it. */
 export function apiClient(target: Target) {
-  return async function call<T = any>(method: string, path: string, token?: string, body?: unknown): Promise<Answer<T>> {
-    const headers: Record<string, string> = {};
-    if (token) headers.Authorization = `Bearer ${token}`;
-    if (body !== undefined && !(body instanceof FormData)) headers['Content-Type'] = 'application/json';
-    const response = await fetch(`${target.apiUrl}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON
-    }
-    return { status: response.status, body: parsed as T, headers: response.headers };
-  };
+  return <M extends Method, P extends string>(method: M, path: P, token?: string, body?: unknown) =>
+    callApi(target.apiUrl, method, path, { token: token || undefined, body });
 }
 
 /** Confirmed users made and removed through the Auth admin API, signed in with the password grant. */
@@ -73,19 +52,11 @@ export function users(target: Target) {
   };
 }
 
-/** POST /query/ read by the typed client's reader of the stream: the events in order, their data parsed. */
-export async function ask(target: Target, token: string, body: Record<string, unknown>) {
-  const response = await fetch(`${target.apiUrl}/query/`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const events: { event: string; data: any }[] = [];
-  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-    return { status: response.status, events, json: await response.json() };
-  }
-  for await (const { event, data } of readQueryStream(response.body as ReadableStream<Uint8Array>)) {
-    events.push({ event, data });
-  }
-  return { status: response.status, events };
+/** POST /query/ through the typed client: the events in order, their data parsed, or the refusal. */
+export async function ask(target: Target, token: string, body: QueryRequest) {
+  const asked = await askQuestion(createRagClient({ baseUrl: target.apiUrl, token }), body);
+  const events: QueryEvent[] = [];
+  if (asked.error) return { status: asked.response.status, events, json: asked.error };
+  for await (const event of asked.data) events.push(event);
+  return { status: asked.response.status, events };
 }

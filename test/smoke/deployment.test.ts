@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Answer, apiClient, ask, type SmokeUser, users } from './clients.ts';
+import type { ApiResponse } from '../support/api-call.ts';
+import { apiClient, ask, type SmokeUser, users } from './clients.ts';
 import { target } from './target.ts';
 
 // A deployment's smoke test: one journey through every part (auth, collections, ingestion through
@@ -24,7 +25,7 @@ thirty-one years and wrote a logbook of every storm between 1902 and 1933.
 // Real providers take longer than the devstack; these bound a healthy deployment, not a fast one.
 const JOB_TIMEOUT_MS = 180_000;
 
-const expectStatus = (answer: Answer, status: number) => expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+const expectStatus = (answer: ApiResponse, status: number) => expect(answer.status, JSON.stringify(answer.body)).toBe(status);
 
 async function waitForJob(token: string, jobId: string) {
   const deadline = Date.now() + JOB_TIMEOUT_MS;
@@ -76,7 +77,7 @@ describe(`the deployment at ${where.apiUrl}`, () => {
     const documents = await api('GET', `/collections/${collectionId}/documents`, owner.token);
     expectStatus(documents, 200);
     expect(documents.body).toHaveLength(1);
-    const original = await fetch(documents.body[0].open_url);
+    const original = await fetch(documents.body[0]?.open_url as string);
     expect(original.status).toBe(200);
     expect(await original.text()).toBe(DOCUMENT);
   });
@@ -93,7 +94,8 @@ describe(`the deployment at ${where.apiUrl}`, () => {
     expect(kinds[0]).toBe('metadata');
     expect(kinds.at(-1)).toBe('done');
     expect(kinds).toContain('token');
-    expect(answer.events[0]?.data.sources[0]).toMatchObject({ source: 'marrow-island.md' });
+    const [metadata] = answer.events;
+    expect(metadata?.event === 'metadata' && metadata.data.sources[0]).toMatchObject({ source: 'marrow-island.md' });
   });
 
   it('shares the collection: a member joins with query rights, may ask but not add documents', async () => {
