@@ -13,6 +13,7 @@
  * `retrieval_latency_ms` per variant, and each filtered variant's ratio to the unfiltered median, from one run.
  */
 import { writeFileSync } from 'node:fs';
+import type { Schema } from '../test/support/api-call.ts';
 import { readFlags, text, whole } from './flags.ts';
 import { log } from './format.ts';
 import { createCollection } from './ingest-e2e.ts';
@@ -77,9 +78,7 @@ async function main() {
     const ingest = await ingestScifact(user, collectionId, 'hybrid', data.docs, settings);
     log(`ingested ${ingest.docs} documents, ${ingest.chunks} chunks in ${(ingest.wallMs / 1000).toFixed(0)} s`);
 
-    const listed = (await (await user.call(`/collections/${collectionId}/documents`, { method: 'GET' })).json()) as {
-      id: string;
-    }[];
+    const listed = await (await user.call(`/collections/${collectionId}/documents`, { method: 'GET' })).json();
     const patchMs: number[] = [];
     for (const [i, doc] of listed.entries()) {
       const started = performance.now();
@@ -115,7 +114,7 @@ async function main() {
           const raw = await response.text();
           const elapsed = performance.now() - sent;
           if (!response.ok) throw new Error(`search (${name}) failed: ${response.status} ${raw.slice(0, 300)}`);
-          const body = JSON.parse(raw) as { sources: unknown[]; retrieval_latency_ms: number };
+          const body = JSON.parse(raw) as Schema<'SearchResponse'>;
           // The first round warms the caches (the model, the namespace, the connection pool): not counted.
           if (round === 0 && flags.rounds > 1) continue;
           wall[name]?.push(elapsed);

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fastRetries, type LocalDeploymentOptions, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
 import { freePort } from '../devstack/ports.ts';
 import { startWorker } from '../devstack/worker.ts';
+import { callApi, fileForm, type Schema } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 
 export interface BenchStack {
@@ -68,43 +69,26 @@ export async function signUp(stack: BenchStack): Promise<string> {
 }
 
 export async function createCollection(stack: Pick<BenchStack, 'apiUrl'>, token: string, name: string): Promise<string> {
-  const response = await fetch(`${stack.apiUrl}/collections/`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name }),
-  });
-  const body = (await response.json()) as { id?: string };
-  if (!response.ok || !body.id) throw new Error(`creating a collection failed: ${response.status} ${JSON.stringify(body)}`);
+  const { status, body } = await callApi(stack.apiUrl, 'POST', '/collections/', { token, body: { name } });
+  if (status !== 200 || !body.id) throw new Error(`creating a collection failed: ${status} ${JSON.stringify(body)}`);
   return body.id;
 }
 
-export interface Job {
-  job_id: string;
-  status: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
-  chunks_total: number;
-  chunks_processed: number;
-  error_message: string | null;
-}
+export type Job = Schema<'IngestJob'>;
 
 export const TERMINAL = new Set(['succeeded', 'partial', 'failed']);
 
 async function upload(stack: BenchStack, token: string, collectionId: string, name: string, bytes: Uint8Array) {
-  const form = new FormData();
-  form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
-  const response = await fetch(`${stack.apiUrl}/ingest/?collection_id=${collectionId}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
-    body: form,
-  });
-  const body = (await response.json()) as { job_id?: string };
-  if (!response.ok || !body.job_id) throw new Error(`upload of ${name} failed: ${response.status} ${JSON.stringify(body)}`);
+  const form = fileForm(name, bytes);
+  const { status, body } = await callApi(stack.apiUrl, 'POST', `/ingest/?collection_id=${collectionId}`, { token, body: form });
+  if (status !== 200 || !body.job_id) throw new Error(`upload of ${name} failed: ${status} ${JSON.stringify(body)}`);
   return body.job_id;
 }
 
 async function job(stack: BenchStack, token: string, jobId: string): Promise<Job> {
-  const response = await fetch(`${stack.apiUrl}/ingest/jobs/${jobId}`, { headers: { Authorization: `Bearer ${token}` } });
-  if (!response.ok) throw new Error(`GET /ingest/jobs/${jobId}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as Job;
+  const { status, body } = await callApi(stack.apiUrl, 'GET', `/ingest/jobs/${jobId}`, { token });
+  if (status !== 200) throw new Error(`GET /ingest/jobs/${jobId}: ${status} ${JSON.stringify(body)}`);
+  return body;
 }
 
 export interface IngestedFile {

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
+import { callApi } from '../test/support/api-call.ts';
 import { pool } from './pool.ts';
 import { percentile } from './stats.ts';
 
@@ -50,18 +51,16 @@ async function uploadOne(target: UploadTarget, file: { name: string; bytes: Uint
   const form = new FormData();
   form.append('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: 'text/plain' }), file.name);
   try {
-    const response = await fetch(`${target.apiUrl}/ingest/?collection_id=${target.collectionId}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${target.token}` },
+    const { status, body } = await callApi(target.apiUrl, 'POST', `/ingest/?collection_id=${target.collectionId}`, {
+      token: target.token,
       body: form,
       signal: AbortSignal.timeout(120_000),
     });
-    const body = (await response.json().catch(() => ({}))) as { job_id?: string };
-    if (response.ok && body.job_id) {
+    if (status === 200 && body.job_id) {
       upload.accepted = performance.now();
       upload.jobId = body.job_id;
     } else {
-      upload.error = `${response.status} ${JSON.stringify(body).slice(0, 200)}`;
+      upload.error = `${status} ${JSON.stringify(body).slice(0, 200)}`;
     }
   } catch (error) {
     upload.error = error instanceof Error ? error.message : String(error);

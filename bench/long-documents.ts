@@ -37,14 +37,6 @@ interface Question {
   document: string;
   figure: string;
 }
-interface Source {
-  source: string;
-  text: string;
-}
-interface SearchBody {
-  sources: Source[];
-  rerank?: { applied: boolean; reason: string | null };
-}
 
 const { values: flags } = parseArgs({
   options: {
@@ -94,7 +86,7 @@ function holdsFigure(text: string, figure: string): boolean {
  * One search, timed; a 5xx or 429 (a worker starved on a loaded machine) is tried again, up to three times, and
  * the time is the attempt that answered.
  */
-async function search(user: User, body: Record<string, unknown>): Promise<{ response: Response; ms: number }> {
+async function search(user: User, body: Record<string, unknown>) {
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const response = await user.call('/query/search', { method: 'POST', json: body });
@@ -116,7 +108,7 @@ async function askAll(user: User, collectionId: string, variant: { name: string;
     const { response, ms } = await search(user, body);
     if ((rows.length + 1) % 12 === 0) log(`  [${variant.name}] ${rows.length + 1}/${questions.length} questions asked`);
     if (!response.ok) throw new Error(`search failed: ${response.status} ${await response.text()}`);
-    const { sources, rerank } = (await response.json()) as SearchBody;
+    const { sources, rerank } = await response.json();
     if (rerank?.applied) reranked++;
     else if (variant.body.rerank) log(`  [${variant.name}] not reranked: ${rerank?.reason}`);
     const top = sources.slice(0, 5);

@@ -18,6 +18,7 @@
  * --latency-counts (1 is `collection_id`), one at a time, in rounds so that every count sees the same load.
  */
 import { writeFileSync } from 'node:fs';
+import type { Schema } from '../test/support/api-call.ts';
 import { readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
 import { createCollection } from './ingest-e2e.ts';
@@ -42,11 +43,7 @@ const flags = readFlags({
   out: text(),
 });
 
-interface Source {
-  source: string;
-  score: number;
-  collection_id: string | null;
-}
+type Source = Schema<'Source'>;
 
 async function main() {
   const data = loadScifact(flags.data ?? `${SHARED_DATA}scifact`, flags['limit-docs'], flags['limit-queries']);
@@ -95,7 +92,7 @@ async function main() {
       const raw = await response.text();
       const wall = performance.now() - sent;
       if (!response.ok) throw new Error(`search failed: ${response.status} ${raw.slice(0, 300)}`);
-      return { sources: (JSON.parse(raw) as { sources: Source[] }).sources, wall };
+      return { sources: (JSON.parse(raw) as Schema<'SearchResponse'>).sources, wall };
     };
 
     const scores = { one: [] as number[], across: [] as number[], perPart: [] as number[] };

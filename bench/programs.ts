@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
 import { freePort } from '../devstack/ports.ts';
 import { startWorker } from '../devstack/worker.ts';
+import { callApi } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 import { load, machine } from './machine.ts';
 import { median, percentile } from './stats.ts';
@@ -43,9 +44,7 @@ try {
     for (const name of ['One', 'Two', 'Three']) {
       await post(deployment.api.url, '/collections/', bearer, { name });
     }
-    const { key } = (await post(deployment.api.url, '/keys/', bearer, { name: 'bench', scopes: ['collections:read'] })) as {
-      key: string;
-    };
+    const { key } = await post(deployment.api.url, '/keys/', bearer, { name: 'bench', scopes: ['collections:read'] });
     const apiKey = { 'X-API-Key': key };
 
     const cases = [
@@ -83,14 +82,10 @@ try {
   await deployment.stop();
 }
 
-async function post(base: string, path: string, headers: Record<string, string>, body: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { ...headers, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return response.json();
+async function post<P extends string>(base: string, path: P, headers: Record<string, string>, body: unknown) {
+  const response = await callApi(base, 'POST', path, { headers, body });
+  if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
 }
 
 /** Milliseconds per request, one after another; every answer must be a 200. */

@@ -20,6 +20,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
+import type { Schema } from '../test/support/api-call.ts';
 import { readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
 import { type BenchStack, createCollection } from './ingest-e2e.ts';
@@ -46,17 +47,7 @@ const flags = readFlags({
 });
 if (flags.dataset !== 'scifact' && flags.dataset !== 'pubmedqa') throw new Error('--dataset: scifact or pubmedqa');
 
-interface Source {
-  source: string;
-  chunk_index: number;
-  score: number;
-  rerank_score: number | null;
-}
-interface SearchBody {
-  sources: Source[];
-  retrieval_latency_ms: number;
-  rerank: { applied: boolean; reason: string | null; candidates: number | null; latency_ms: number | null };
-}
+type Source = Schema<'Source'>;
 
 /** The three orders of one reranked candidate list. */
 function orders(sources: readonly Source[]) {
@@ -145,7 +136,7 @@ async function main() {
           });
           const raw = await response.text();
           const wall = performance.now() - sent;
-          if (response.ok) return { body: JSON.parse(raw) as SearchBody, wall };
+          if (response.ok) return { body: JSON.parse(raw) as Schema<'SearchResponse'>, wall };
           if (response.status !== 503 || attempt >= 5) throw new Error(`search failed: ${response.status} ${raw.slice(0, 300)}`);
           log(`search: ${response.status}, asking again`);
           await new Promise((resolve) => setTimeout(resolve, 3000));

@@ -46,7 +46,7 @@ async function ingestCorpus(user: User, collectionId: string, docs: readonly Doc
           return form;
         },
       });
-      const body = (await response.json().catch(() => ({}))) as { job_id?: string };
+      const body = await response.json().catch(() => ({ job_id: undefined }));
       if (response.ok && body.job_id) return body.job_id;
       // A stack this busy can answer 5xx now and then; anything else is a real refusal.
       if (response.status < 500 || attempt >= 3) {
@@ -76,7 +76,7 @@ async function ingestCorpus(user: User, collectionId: string, docs: readonly Doc
       await pool([...pending], settings.queryConcurrency, async ([jobId, docId]) => {
         const response = await user.call(`/ingest/jobs/${jobId}`, { method: 'GET' });
         if (!response.ok) throw new Error(`GET /ingest/jobs/${jobId}: ${response.status} ${await response.text()}`);
-        const job = (await response.json()) as Job;
+        const job = await response.json();
         if (!TERMINAL.has(job.status)) return;
         jobs.set(docId, job);
         pending.delete(jobId);

@@ -1,16 +1,11 @@
 /** One pass of the SciFact queries through `POST /query/search` under one retrieval strategy, scored. */
+import type { Schema } from '../test/support/api-call.ts';
 import { pool } from './pool.ts';
 import type { Backend, RetrievalSettings, Strategy } from './retrieval-flags.ts';
 import { documentRanking, ndcgAtK, recallAtK } from './retrieval-metrics.ts';
 import type { User } from './retrieval-user.ts';
 import { docIdOf, type Scifact } from './scifact.ts';
 import { mean, percentile } from './stats.ts';
-
-interface SearchResponse {
-  sources: { source: string; chunk_index: number; score: number }[];
-  embedding_latency_ms: number;
-  retrieval_latency_ms: number;
-}
 
 export interface StrategyRun {
   backend: Backend;
@@ -75,7 +70,7 @@ export async function runQueries(
   const started = performance.now();
   await pool(data.queries, settings.queryConcurrency, async (query, index) => {
     const { text, elapsed } = await search(user, collectionId, query, settings.topK);
-    const body = JSON.parse(text) as SearchResponse;
+    const body = JSON.parse(text) as Schema<'SearchResponse'>;
     latencies.push(elapsed);
     retrieval.push(body.retrieval_latency_ms);
     embedding.push(body.embedding_latency_ms);

@@ -1,4 +1,5 @@
 /** The user bench/retrieval.ts acts as: an admin (PUT config is admin only), for as long as the run takes. */
+import type { Method, ResponseBody, TypedResponse } from '../test/support/api-call.ts';
 import { grantAdmin, signIn, signUpUser } from '../test/support/auth-client.ts';
 import type { BenchStack } from './ingest-e2e.ts';
 import type { Strategy } from './retrieval-flags.ts';
@@ -31,8 +32,14 @@ export class User {
     this.token = (await signIn(this.stack, this.email)).token;
   }
 
-  /** A call to the API; a 401 (the token expired mid-run) signs in again and retries once. */
-  async call(path: string, init: { method: string; json?: unknown; form?: () => FormData }): Promise<Response> {
+  /**
+   * A call to the API, its `json()` typed by the description; a 401 (the token expired mid-run) signs in again and
+   * retries once. The body is left unread, for callers that time it.
+   */
+  async call<M extends Method, P extends string>(
+    path: P,
+    init: { method: M; json?: unknown; form?: () => FormData },
+  ): Promise<TypedResponse<ResponseBody<M, P>>> {
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
       let body: BodyInit | undefined;

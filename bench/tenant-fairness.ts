@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import type * as DeploymentModule from '../devstack/deployment.ts';
+import { callApi, fileForm } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 import { HOSTILE_FILES } from '../test/support/hostile-files.ts';
 import { readFlags, text, whole } from './flags.ts';
@@ -105,17 +106,13 @@ async function startEmbeddingCounter(target: string) {
 /** POST /ingest/; a connection that breaks before the answer (the local proxy under load) is tried again, twice. */
 async function uploadFile(apiUrl: string, token: string, name: string, bytes: Uint8Array) {
   for (let attempt = 1; ; attempt++) {
-    const form = new FormData();
-    form.append('file', new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
     try {
-      const response = await fetch(`${apiUrl}/ingest/`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}` },
-        body: form,
+      const { status, body } = await callApi(apiUrl, 'POST', '/ingest/', {
+        token,
+        body: fileForm(name, bytes),
         signal: AbortSignal.timeout(300_000),
       });
-      const body = (await response.json().catch(() => ({}))) as { job_id?: string; code?: string };
-      return { status: response.status, jobId: body.job_id, code: body.code, attempts: attempt };
+      return { status, jobId: body.job_id, code: body.code, attempts: attempt };
     } catch (error) {
       if (attempt === 3) return { status: 0, jobId: undefined, code: String(error), attempts: attempt };
       await sleep(1000);
@@ -140,13 +137,8 @@ async function untilTerminal(sql: postgres.Sql, id: string, deadline: number): P
 /** Until B's document is among the sources POST /query/search finds for its phrase; ms, or null at the deadline. */
 async function untilFound(apiUrl: string, token: string, phrase: string, name: string, deadline: number) {
   for (;;) {
-    const response = await fetch(`${apiUrl}/query/search`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ question: phrase, top_k: 5 }),
-    });
-    const body = (await response.json().catch(() => ({}))) as { sources?: { source: string }[] };
-    if (response.ok && body.sources?.some((source) => source.source === name)) return true;
+    const { status, body } = await callApi(apiUrl, 'POST', '/query/search', { token, body: { question: phrase, top_k: 5 } });
+    if (status === 200 && body.sources.some((source) => source.source === name)) return true;
     if (Date.now() > deadline) return false;
     await sleep(POLL_MS);
   }
