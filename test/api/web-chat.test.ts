@@ -206,9 +206,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
     await view.waitFor({ timeout: 30_000 });
     expect(pdfAssets.some((url) => /PdfView.*\.js$/.test(url))).toBe(true);
     expect(await page.locator('.pdf-nav').textContent()).toContain(`Page ${pdf.fact.page} of ${pdf.pages.length}`);
-    const highlighted = await page.evaluate(() =>
-      [...document.querySelectorAll('.pdf-highlight')].map((element) => element.textContent).join(' '),
-    );
+    const highlighted = (await page.locator('.pdf-highlight').allTextContents()).join(' ');
     const words = (text: string) =>
       text
         .toLowerCase()
@@ -254,6 +252,29 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
     expect(listed).toContain('rance.txt');
     expect(listed).toMatch(/severn(-notes)?\.(md|txt)/);
     expect(listed).not.toContain('barrages.csv');
+    await panel.getByRole('button', { name: 'Close' }).click();
+
+    // Narrowed to one document of the two collections' five: every source is from it. The chat's first question
+    // moved it to the chat's own page, and the choices came along.
+    await page.locator('.advanced summary').click();
+    expect(await page.getByRole('checkbox', { name: 'md', exact: true }).isChecked()).toBe(true);
+    await page.getByLabel('Only these documents').selectOption({ label: 'severn.md: The Severn' });
+    const narrowed = page.waitForRequest((request) => new URL(request.url()).pathname === '/query');
+    await askInPage(page, 'What is the Severn bore?');
+    const severn = (await api('GET', `/collections/${rivers}/documents`, { token: user.token })).body.find(
+      (doc: { name: string }) => doc.name === 'severn.md',
+    );
+    expect((await narrowed).postDataJSON().filter).toEqual({
+      and: [{ type: { in: ['md', 'txt'] } }, { document_id: { in: [severn?.id] } }],
+    });
+    await messages(page)
+      .getByRole('button', { name: /^Sources \(\d+\)$/ })
+      .last()
+      .click();
+    const sources = await panel.locator('.source-list li').allTextContents();
+    expect(sources.length).toBeGreaterThan(0);
+    expect(sources.every((text) => text.includes('severn.md'))).toBe(true);
+
     // The chat lives in the first collection, and remembers both for a follow-up.
     await page.waitForURL(new RegExp(`/app/c/${tides}/chat/`));
     await page.reload();

@@ -1,7 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useQueries } from '@tanstack/preact-query';
 import { UPLOAD_EXTENSIONS } from '../../../src/core/limits.ts';
 import type { Schema } from '../api.ts';
 import type { Listed } from '../collections.ts';
+import { documentsIn, documentsKey } from '../documents/api.ts';
 
 /** What a question carries besides its text: the advanced control's choices. */
 export interface Asking {
@@ -16,9 +17,10 @@ const MAX_COLLECTIONS = 10;
 /** A metadata value as typed: a number matches numbers, anything else matches text. */
 const metadataValue = (text: string) => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
 
-function filterOf(types: string[], pairs: [string, string][]): Schema<'Filter'> | undefined {
+function filterOf(types: string[], documents: string[], pairs: [string, string][]): Schema<'Filter'> | undefined {
   const parts: Schema<'Filter'>[] = [];
   if (types.length > 0) parts.push({ type: { in: types } });
+  if (documents.length > 0) parts.push({ document_id: { in: documents } });
   for (const [key, value] of pairs) if (key.trim()) parts.push({ [`metadata.${key.trim()}`]: metadataValue(value) });
   if (parts.length === 0) return undefined;
   return parts.length === 1 ? parts[0] : { and: parts };
@@ -71,20 +73,29 @@ function CollectionChooser({
   );
 }
 
-function Advanced({ onChange }: { onChange: (asking: Asking) => void }) {
-  const [types, setTypes] = useState<string[]>([]);
-  const [pairs, setPairs] = useState<[string, string][]>([['', '']]);
-  const [rerank, setRerank] = useState<'' | 'on' | 'off'>('');
-  const update = (next: { types?: string[]; pairs?: [string, string][]; rerank?: '' | 'on' | 'off' }) => {
-    const t = next.types ?? types;
-    const p = next.pairs ?? pairs;
-    const r = next.rerank ?? rerank;
-    setTypes(t);
-    setPairs(p);
-    setRerank(r);
-    onChange({ filter: filterOf(t, p), ...(r === '' ? {} : { rerank: r === 'on' }) });
-  };
-  const active = types.length > 0 || pairs.some(([key]) => key.trim()) || rerank !== '';
+/** The documents of the places asked in, to narrow a question to some of them. */
+function useDocumentsOf(chosen: string[]) {
+  const places = chosen.length > 0 ? chosen : [null];
+  return useQueries({
+    queries: places.map((place) => ({ queryKey: documentsKey(place), queryFn: documentsIn(place).list })),
+    combine: (results) => results.flatMap((result) => result.data ?? []),
+  });
+}
+
+/** The advanced control's state; `askingOf` turns it into what a question carries. */
+export type Choices = { types: string[]; documents: string[]; pairs: [string, string][]; rerank: '' | 'on' | 'off' };
+export const NO_CHOICES: Choices = { types: [], documents: [], pairs: [['', '']], rerank: '' };
+
+export const askingOf = ({ types, documents, pairs, rerank }: Choices): Asking => ({
+  filter: filterOf(types, documents, pairs),
+  ...(rerank === '' ? {} : { rerank: rerank === 'on' }),
+});
+
+function Advanced({ chosen, choices, onChange }: { chosen: string[]; choices: Choices; onChange: (choices: Choices) => void }) {
+  const { types, documents, pairs, rerank } = choices;
+  const available = useDocumentsOf(chosen);
+  const update = (change: Partial<Choices>) => onChange({ ...choices, ...change });
+  const active = types.length > 0 || documents.length > 0 || pairs.some(([key]) => key.trim()) || rerank !== '';
   return (
     <details class="advanced">
       <summary>Advanced{active ? ' (on)' : ''}</summary>
@@ -104,6 +115,22 @@ function Advanced({ onChange }: { onChange: (asking: Asking) => void }) {
             ))}
           </div>
         </fieldset>
+        {available.length > 0 && (
+          <label>
+            Only these documents
+            <select
+              multiple
+              size={Math.min(6, available.length)}
+              onChange={(event) => update({ documents: [...event.currentTarget.selectedOptions].map((option) => option.value) })}
+            >
+              {available.map((doc) => (
+                <option key={doc.id} value={doc.id} selected={documents.includes(doc.id)}>
+                  {doc.title && doc.title !== doc.name ? `${doc.name}: ${doc.title}` : doc.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <fieldset class="stack-tight">
           <legend>Only documents whose metadata has</legend>
           {pairs.map(([key, value], i) => (
@@ -148,19 +175,20 @@ interface Props {
   chosen: string[];
   locked: string | null;
   onChoose: (chosen: string[]) => void;
+  choices: Choices;
+  onChoices: (choices: Choices) => void;
   streaming: boolean;
-  onAsk: (question: string, asking: Asking) => void;
+  onAsk: (question: string) => void;
   onStop: () => void;
 }
 
 /** The question, where to ask it, and the advanced choices; Enter sends, Shift+Enter starts a new line. */
-export function AskBox({ collections, chosen, locked, onChoose, streaming, onAsk, onStop }: Props) {
-  const [asking, setAsking] = useState<Asking>({});
+export function AskBox({ collections, chosen, locked, onChoose, choices, onChoices, streaming, onAsk, onStop }: Props) {
   const send = (form: HTMLFormElement) => {
     const question = String(new FormData(form).get('question')).trim();
     if (!question || streaming) return;
     form.reset();
-    onAsk(question, asking);
+    onAsk(question);
   };
   return (
     <form
@@ -190,7 +218,7 @@ export function AskBox({ collections, chosen, locked, onChoose, streaming, onAsk
       />
       <div class="row tight ask-controls">
         <CollectionChooser collections={collections} chosen={chosen} locked={locked} onChange={onChoose} />
-        <Advanced onChange={setAsking} />
+        <Advanced chosen={chosen} choices={choices} onChange={onChoices} />
         <span class="grow" />
         {streaming ? (
           <button type="button" class="danger" onClick={onStop}>

@@ -7,7 +7,7 @@ import { chatTitle, useCollections, useSessions } from '../collections.ts';
 import { Failure } from '../Failure.tsx';
 import { STOP_EVENT } from '../shell/shortcuts.ts';
 import { SourcePanel } from '../source/SourcePanel.tsx';
-import { AskBox, type Asking } from './AskBox.tsx';
+import { AskBox, askingOf, type Choices, NO_CHOICES } from './AskBox.tsx';
 import { ChatActions } from './ChatActions.tsx';
 import { Message, type Shown } from './Message.tsx';
 import { handOver, takeOver } from './pending.ts';
@@ -28,7 +28,9 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
   const { route } = useLocation();
   const queries = useQueryClient();
   const collections = useCollections();
-  const [chosen, setChosen] = useState<string[]>(collectionId ? [collectionId] : []);
+  const [handed] = useState(() => takeOver(sessionId));
+  const [chosen, setChosen] = useState<string[]>(handed?.body.collection_ids ?? (collectionId ? [collectionId] : []));
+  const [choices, setChoices] = useState<Choices>(handed?.choices ?? NO_CHOICES);
   const [messages, setMessages] = useState<Shown[]>([]);
   const [streaming, setStreaming] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
@@ -75,8 +77,7 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
   }, [session.data]);
 
   useEffect(() => {
-    const body = takeOver(sessionId);
-    if (body) void stream(body);
+    if (handed) void stream(handed.body);
     const stop = () => stopper.current?.abort();
     document.addEventListener(STOP_EVENT, stop);
     return () => {
@@ -134,7 +135,8 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
     }
   }
 
-  async function onAsk(question: string, asking: Asking) {
+  async function onAsk(question: string) {
+    const asking = askingOf(choices);
     const where: Partial<QueryRequest> =
       chosen.length > 1 ? { collection_ids: chosen } : chosen.length === 1 ? { collection_id: chosen[0] } : {};
     const body: QueryRequest = { question, ...where, ...asking };
@@ -145,7 +147,7 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
       const made = await call(
         rag.POST('/chat/{collection_id}/sessions', { params: { path: { collection_id: home } }, body: {} }),
       );
-      handOver(made.id, { ...body, session_id: made.id });
+      handOver({ sessionId: made.id, body: { ...body, session_id: made.id }, choices });
       void queries.invalidateQueries({ queryKey: ['sessions', home] });
       route(`/app/c/${home}/chat/${made.id}`);
     } catch (error) {
@@ -190,7 +192,9 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
           locked={personal ? null : collectionId}
           onChoose={(next) => (personal ? route(next[0] ? `/app/c/${next[0]}` : '/app/personal') : setChosen(next))}
           streaming={streaming}
-          onAsk={(question, asking) => void onAsk(question, asking)}
+          choices={choices}
+          onChoices={setChoices}
+          onAsk={(question) => void onAsk(question)}
           onStop={() => stopper.current?.abort()}
         />
       </section>
