@@ -1,26 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../support/browser.ts';
 import { api, db, makeAdmin, signUp, stack } from '../support/client.ts';
-import { DOCS_DIR } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { newPage, pageAndScreenWidths, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
+import { browserForFile, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
 
-const PASSWORD = 'a long enough password';
-let browser: Browser;
+const browser = browserForFile();
 
-beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  browser = await launchChromium();
-});
-afterAll(() => browser?.close());
-// Every page of every journey runs under the app's Content-Security-Policy without a violation.
-afterEach(() => expect(takeCspViolations()).toEqual([]));
+const PASSWORD = 'a long enough password';
 
 async function signUpInBrowser(page: Page, email: string) {
   await page.getByRole('button', { name: 'Create one' }).click();
@@ -40,7 +31,7 @@ function accessTokenIn(page: Page): Promise<string> {
 // A browser, a worker and the queue share two cores with the rest of the suite: generous time per journey.
 describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeout: 90_000 }, () => {
   it('sends a visitor without a session to /login, and back to the page asked for after signing up', async () => {
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     await page.goto(`${stack.apiUrl}/app/`);
     await page.waitForURL(`${stack.apiUrl}/login?next=%2Fapp%2F`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
@@ -57,7 +48,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
 
   it('signs in with the keyboard alone, and out again', async () => {
     const user = await signUp('web-keyboard');
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await page.goto(`${stack.apiUrl}/login`);
     await page.getByLabel('Email').waitFor();
     await page.keyboard.press('Tab');
@@ -83,7 +74,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
 
   it('lists owned and shared collections with the permission, creates one, and deletes one after saying what is lost', async () => {
     const owner = await signUp('web-owner');
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     const email = `web-${randomUUID().slice(0, 8)}@example.com`;
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, email);
@@ -129,7 +120,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   });
 
   it('refreshes an access token the API refuses, once, and carries on', async () => {
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await page.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(page, `web-${randomUUID().slice(0, 8)}@example.com`);
     await page.waitForURL(`${stack.apiUrl}/app/`);
@@ -163,7 +154,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     const created = await api('POST', '/collections/', { token: user.token, body: { name: 'Scans' } });
     const job = await ingestFile(user.token, 'scan-linn-2col.pdf', created.body.id);
     expect(job.status).toBe('succeeded');
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${created.body.id}`);
     await page.getByLabel('Your question').fill('What is the LinnSequencer MIDI sequence recorder?');
     await page.getByRole('button', { name: 'Ask' }).click();
@@ -183,7 +174,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
   it('shares a collection through a link that a second browser joins; the owner sees, removes and revokes', async () => {
     const owner = await signUp('web-sharer');
     const created = await api('POST', '/collections/', { token: owner.token, body: { name: 'Shared shelf' } });
-    const { page: ownerPage, foreign } = await newPage(browser);
+    const { page: ownerPage, foreign } = await newPage(browser());
     await signInInBrowser(ownerPage, owner, `/app/c/${created.body.id}/sharing`);
     await ownerPage.getByLabel('New invite link that lets people').selectOption('query');
     await ownerPage.getByRole('button', { name: 'Create link' }).click();
@@ -195,7 +186,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => ownerPage.getByRole('status').textContent()).toBe('This link is to one of your own collections.');
 
     // A second person, in a browser of their own, opens the link, signs up, and lands in the collection.
-    const { page: guest } = await newPage(browser);
+    const { page: guest } = await newPage(browser());
     await guest.goto(link);
     await guest.waitForURL(/\/login\?next=%2Fjoin%2F/);
     const guestEmail = `web-guest-${randomUUID().slice(0, 8)}@example.com`;
@@ -239,7 +230,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => links.getByRole('listitem').count()).toBe(0);
 
     // A revoked link says so in words.
-    const { page: late } = await newPage(browser);
+    const { page: late } = await newPage(browser());
     await late.goto(`${stack.apiUrl}/login`);
     await signUpInBrowser(late, `web-late-${randomUUID().slice(0, 8)}@example.com`);
     await late.waitForURL(`${stack.apiUrl}/app/`);
@@ -264,7 +255,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     });
     expect(await asked.text()).toContain('event: done');
 
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, admin, `/app/c/${id}/quality`);
     const chart = page.getByRole('img', { name: 'Daily average scores, from 0 to 1' });
     // The stats refresh on their own (every 15 s) while the page is open: scoring finishes in the background.
@@ -297,7 +288,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
     await expect.poll(() => page.getByRole('status').last().textContent()).toMatch(/^Saved/);
     expect((await api('GET', `/collections/${id}/config`, { token: admin.token })).body.retrieval_strategy).toBe('mmr');
 
-    const { page: memberPage } = await newPage(browser);
+    const { page: memberPage } = await newPage(browser());
     await signInInBrowser(memberPage, member, `/app/c/${id}/quality`);
     await memberPage.getByRole('heading', { name: 'Quality' }).waitFor();
     await expect.poll(() => memberPage.getByRole('list', { name: 'Evaluation records' }).textContent()).toContain('La Rance');
@@ -312,7 +303,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
       token: user.token,
       body: { name: 'A collection with a long name to wrap' },
     });
-    const { page } = await newPage(browser, { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { width: 360, height: 780 });
     await signInInBrowser(page, user, '/app/');
     const id = created.body.id;
     for (const path of [

@@ -1,22 +1,16 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../support/browser.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 import { longPdf } from '../support/long-pdf.ts';
 import { docx } from '../support/ooxml-files.ts';
-import { newPage, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
+import { browserForFile, newPage, signInInBrowser } from '../support/web-pages.ts';
 
 // The chat in a real browser, against the API worker and the devstack: answers in Markdown, citations opened at
 // their passage, feedback, and questions over several collections.
 
-let browser: Browser;
-beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  browser = await launchChromium();
-});
-afterAll(() => browser?.close());
-afterEach(() => expect(takeCspViolations()).toEqual([]));
+const browser = browserForFile();
 
 const RANCE =
   'The barrage at La Rance in Brittany has produced tidal power since 1966. Its turbines run on the ebb and the flood. ' +
@@ -48,7 +42,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
   it('keeps each chat at its own address: the sidebar lists it, a reload or the back button returns to it', async () => {
     const user = await signUp('web-chat');
     const id = await collectionWith(user, 'Tides', [['rance.txt', RANCE]]);
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${id}`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('New chat');
 
@@ -121,7 +115,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
       ],
       ['notices.txt', hostile],
     ]);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${id}`);
 
     await askInPage(page, 'Which skipper sails the Sea Otter, and from which home port?');
@@ -154,7 +148,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
       ].join(''),
     );
     const id = await collectionWith(user, 'Harbour guide', [['guide.docx', guide]]);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${id}`);
     await askInPage(page, 'Where and when is fuel sold at the harbour?');
 
@@ -193,7 +187,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
     const user = await signUp('web-pdf');
     const pdf = longPdf();
     const id = await collectionWith(user, 'Gazetteer', [['gazetteer.pdf', pdf.bytes]]);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${id}`);
     await askInPage(page, pdf.fact.question);
     // pdf.js is not part of the app: it loads when a PDF source is first opened.
@@ -227,7 +221,7 @@ describe.skipIf(!chromiumAvailable)('the chat in headless Chromium', { timeout: 
       ['severn.md', '# The Severn\n\nThe Severn bore is a tidal bore that runs up the estuary on the highest spring tides.\n'],
       ['severn-notes.txt', 'The Severn bore is a tidal wave that surfers ride up the estuary on spring tides.\n'],
     ]);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${tides}`);
 
     await page.locator('.chooser summary').click();

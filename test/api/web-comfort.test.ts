@@ -1,27 +1,26 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../support/browser.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 import {
+  browserForFile,
   hasFocus,
   newPage,
   pageAndScreenWidths,
   seriousViolations,
   signInInBrowser,
-  takeCspViolations,
 } from '../support/web-pages.ts';
 
 // The app for everyone: axe-core on every page in both themes, dark mode, the phone's drawer, the keyboard.
 
-let browser: Browser;
+const browser = browserForFile();
 let user: TestUser;
 let collection: string;
 let chat: string;
 
 beforeAll(async () => {
   if (!chromiumAvailable) return;
-  browser = await launchChromium();
   user = await signUp('web-comfort');
   collection = (await api('POST', '/collections/', { token: user.token, body: { name: 'Tides' } })).body.id;
   const text = 'The barrage at La Rance in Brittany has produced tidal power since 1966. '.repeat(4);
@@ -38,8 +37,6 @@ beforeAll(async () => {
   });
   expect(await asked.text()).toContain('event: done');
 });
-afterAll(() => browser?.close());
-afterEach(() => expect(takeCspViolations()).toEqual([]));
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Collections and chats' });
 
@@ -60,7 +57,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
     ];
     const found: Record<string, string[]> = {};
     for (const scheme of ['light', 'dark'] as const) {
-      const { page } = await newPage(browser, undefined, scheme);
+      const { page } = await newPage(browser(), undefined, scheme);
       await page.goto(`${stack.apiUrl}/login`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       found[`${scheme} /login`] = await seriousViolations(page);
@@ -86,7 +83,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   });
 
   it('follows the system theme, and the switch overrides it for this browser', async () => {
-    const { page } = await newPage(browser, undefined, 'dark');
+    const { page } = await newPage(browser(), undefined, 'dark');
     await signInInBrowser(page, user, '/app/');
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
     const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
@@ -104,7 +101,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   });
 
   it('puts the sidebar in a drawer on a phone, and nothing is wider than the screen', async () => {
-    const { page } = await newPage(browser, { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { width: 360, height: 780 });
     await signInInBrowser(page, user, `/app/c/${collection}`);
     const menu = page.getByRole('button', { name: 'Collections and chats' });
     expect(await sidebar(page).isVisible()).toBe(false);
@@ -131,7 +128,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   });
 
   it('takes keyboard shortcuts: / focuses the question, Ctrl+Shift+O starts a new chat', async () => {
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, `/app/c/${collection}/chat/${chat}`);
     await expect
       .poll(() => page.getByRole('list', { name: 'Messages' }).locator('.answer').first().textContent())

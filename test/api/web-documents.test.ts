@@ -1,30 +1,23 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../support/browser.ts';
 import { api, signUp, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
 import {
+  browserForFile,
   hasFocus,
   newPage,
   pageAndScreenWidths,
   seriousViolations,
   signInInBrowser,
-  takeCspViolations,
 } from '../support/web-pages.ts';
 
 // The documents page of a collection in a real browser, against the API worker and the devstack: uploads with their
 // progress, metadata, new versions, searching, deleting several at once, what a member who may only ask sees, a phone.
 
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  browser = await launchChromium();
-});
-afterAll(() => browser?.close());
-afterEach(() => expect(takeCspViolations()).toEqual([]));
+const browser = browserForFile();
 
 /** Distinct sentences, `count` paragraphs of them: enough text for many chunks, so that indexing takes a while. */
 const manyParagraphs = (count: number, topic: string) =>
@@ -78,7 +71,7 @@ const seenProgress = (page: Page) => page.evaluate(() => [...(window as unknown 
 describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', { timeout: 150_000 }, () => {
   it('uploads two files at once with their bytes and indexing shown live, then lists them; polling stops when all end', async () => {
     const { owner, id } = await ownerWithCollection('Uploads');
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     await openDocuments(page, owner, id);
     await expect.poll(() => page.textContent('main')).toContain('No documents yet');
     const jobPolls: number[] = [];
@@ -128,7 +121,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
   it('edits metadata in a dialog, shows the API’s refusal beside the entry, saves, and gives the focus back', async () => {
     const { owner, id } = await ownerWithCollection('Metadata');
     await ingestFile(owner.token, 'handbook-1p.docx', id);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await openDocuments(page, owner, id);
 
     const edit = page.getByRole('button', { name: 'Edit metadata of handbook-1p.docx' });
@@ -191,7 +184,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
         })
       ).status,
     ).toBe(200);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await openDocuments(page, owner, id);
     await watchProgress(page);
 
@@ -234,7 +227,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
       token: owner.token,
       body: { metadata: { region: 'Finistère' } },
     });
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await openDocuments(page, owner, id);
     await expect.poll(() => rows(page).count()).toBe(3);
 
@@ -289,7 +282,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
   it('keeps the personal space’s documents through its own routes: listed, metadata saved, deleted', async () => {
     const user = await signUp('web-docs-personal');
     await ingestFile(user.token, 'personal-notes.txt', undefined, 'Notes kept for myself about the spring tides. '.repeat(3));
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, '/app/personal/documents');
     await expect.poll(() => names(page)).toEqual(['personal-notes.txt']);
 
@@ -319,7 +312,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
     await ingestFile(owner.token, 'handbook-1p.docx', collection.id);
     const member = await signUp('web-docs-asker');
     expect((await api('POST', `/collections/join/${link.share_token}`, { token: member.token })).status).toBe(200);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await openDocuments(page, member, collection.id);
     await expect.poll(() => rows(page).count()).toBe(1);
     expect(await row(page, 'handbook-1p.docx').locator('td[data-label="Status"]').textContent()).toBe('Indexed');
@@ -347,7 +340,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
     await ingestFile(owner.token, 'handbook-1p.docx', collection.id);
     const member = await signUp('web-docs-adder');
     expect((await api('POST', `/collections/join/${link.share_token}`, { token: member.token })).status).toBe(200);
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await openDocuments(page, member, collection.id);
     await expect.poll(() => rows(page).count()).toBe(1);
     expect(await page.getByLabel('Choose files').count()).toBe(1);
@@ -371,7 +364,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
       body: { metadata: { description: 'x'.repeat(120), tags: ['one', 'two', 'three'] } },
     });
 
-    const { page } = await newPage(browser, { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { width: 360, height: 780 });
     await openDocuments(page, owner, id);
     await expect.poll(() => rows(page).count()).toBe(2);
     await page.waitForLoadState('networkidle');
@@ -386,7 +379,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
 
     const found: Record<string, string[]> = {};
     for (const scheme of ['light', 'dark'] as const) {
-      const { page: themed } = await newPage(browser, undefined, scheme);
+      const { page: themed } = await newPage(browser(), undefined, scheme);
       await openDocuments(themed, owner, id);
       await expect.poll(() => rows(themed).count()).toBe(2);
       await themed.waitForLoadState('networkidle');

@@ -1,31 +1,24 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../support/browser.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../support/browser.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { hasFocus, newPage, pageAndScreenWidths, signInInBrowser, takeCspViolations } from '../support/web-pages.ts';
+import { browserForFile, hasFocus, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
 // made, shown once, used and revoked; webhooks registered, delivered to, paused, resumed and deleted.
 
-let browser: Browser;
+const browser = browserForFile();
+
 /** Where this file's webhooks go: an origin trusted for webhooks, answering 204. */
 let receiver: WebhookReceiver | undefined;
 
-beforeAll(async () => {
-  if (!chromiumAvailable) return;
-  browser = await launchChromium();
-});
-afterAll(() => browser?.close());
 beforeAll(async () => {
   if (!chromiumAvailable) return;
   receiver = await startWebhookReceiver(stack.settingsReceiverUrl);
   receiver.answer('/hook', { status: 204 });
 });
 afterAll(() => receiver?.close());
-// The settings page runs under the app's Content-Security-Policy without a violation.
-afterEach(() => expect(takeCspViolations()).toEqual([]));
 
 /** A request with an API key, as a program would send it. */
 async function withKey(key: string, path: string): Promise<{ status: number; body: any }> {
@@ -39,7 +32,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
     const user = await signUp('web-keys');
     const chosen = await api('POST', '/collections/', { token: user.token, body: { name: 'Key shelf' } });
     await api('POST', '/collections/', { token: user.token, body: { name: 'Other shelf' } });
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     await signInInBrowser(page, user, '/app/');
     await page.getByRole('link', { name: 'API keys & webhooks' }).click();
     await page.waitForURL(`${stack.apiUrl}/app/settings`);
@@ -116,7 +109,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
 
   it('registers a webhook, shows its secret once, shows a delivery, pauses, resumes, replaces its secret and deletes it', async () => {
     const user = await signUp('web-hooks');
-    const { page, foreign } = await newPage(browser);
+    const { page, foreign } = await newPage(browser());
     await signInInBrowser(page, user, '/app/settings');
     const form = page.getByRole('form', { name: 'New webhook' });
     for (const event of ['ingest.succeeded', 'ingest.failed', 'ingest.partial']) {
@@ -193,7 +186,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
 
   it('says beside the field why a webhook URL is refused, and registers nothing', async () => {
     const user = await signUp('web-hook-refused');
-    const { page } = await newPage(browser);
+    const { page } = await newPage(browser());
     await signInInBrowser(page, user, '/app/settings');
     const form = page.getByRole('form', { name: 'New webhook' });
     const field = form.getByLabel('URL');
@@ -229,7 +222,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
       (await ingestFile(user.token, 'tides.txt', created.body.id, 'Neap tides come at the quarter moons. '.repeat(5))).status,
     ).toBe('succeeded');
 
-    const { page } = await newPage(browser, { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { width: 360, height: 780 });
     await signInInBrowser(page, user, '/app/settings');
     // A new key's box, with its long example command, and a webhook's deliveries, open.
     const form = page.getByRole('form', { name: 'New API key' });

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { signInAt, watchCspViolations } from './browser.ts';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { chromiumAvailable, launchChromium, signInAt, watchCspViolations } from './browser.ts';
 import { stack, type TestUser } from './client.ts';
 
 // What the browser tests of the web app share. Apart from test/support/browser.ts, which
@@ -9,6 +10,23 @@ import { stack, type TestUser } from './client.ts';
 
 /** What each page newPage() made reports, until takeCspViolations() collects it. */
 const watched: string[][] = [];
+
+/**
+ * One Chromium for a test file's tests, closed after them, with every page's Content-Security-Policy violations
+ * checked after each test: `const browser = browserForFile();`, then `newPage(browser())`.
+ */
+export function browserForFile(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (chromiumAvailable) browser = await launchChromium();
+  });
+  afterAll(() => browser?.close());
+  afterEach(() => expect(takeCspViolations()).toEqual([]));
+  return () => {
+    if (!browser) throw new Error('Chromium is not running');
+    return browser;
+  };
+}
 
 /** Every CSP violation the pages reported since the last call, and a clean slate: checked after each test. */
 export const takeCspViolations = (): string[] => watched.splice(0).flatMap((violations) => violations.splice(0));
