@@ -5,7 +5,7 @@ import { chromiumAvailable } from '../support/browser.ts';
 import { api, db, makeAdmin, signUp, stack } from '../support/client.ts';
 import { collectionWithLink } from '../support/fixtures.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { browserForFile, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
+import { browserForFile, newPage, PHONE, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 
 // The web app in a real browser, against the API worker and the devstack: sign-in and collections.
 
@@ -303,7 +303,7 @@ describe.skipIf(!chromiumAvailable)('the web app in headless Chromium', { timeou
       token: user.token,
       body: { name: 'A collection with a long name to wrap' },
     });
-    const { page } = await newPage(browser(), { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { viewport: PHONE });
     await signInInBrowser(page, user, '/app/');
     const id = created.body.id;
     for (const path of [

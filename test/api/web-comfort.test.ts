@@ -7,6 +7,7 @@ import {
   browserForFile,
   hasFocus,
   newPage,
+  PHONE,
   pageAndScreenWidths,
   seriousViolations,
   signInInBrowser,
@@ -57,7 +58,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
     ];
     const found: Record<string, string[]> = {};
     for (const scheme of ['light', 'dark'] as const) {
-      const { page } = await newPage(browser(), undefined, scheme);
+      const { page } = await newPage(browser(), { colorScheme: scheme });
       await page.goto(`${stack.apiUrl}/login`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       found[`${scheme} /login`] = await seriousViolations(page);
@@ -83,7 +84,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   });
 
   it('follows the system theme, and the switch overrides it for this browser', async () => {
-    const { page } = await newPage(browser(), undefined, 'dark');
+    const { page } = await newPage(browser(), { colorScheme: 'dark' });
     await signInInBrowser(page, user, '/app/');
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
     const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
@@ -101,7 +102,7 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
   });
 
   it('puts the sidebar in a drawer on a phone, and nothing is wider than the screen', async () => {
-    const { page } = await newPage(browser(), { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { viewport: PHONE });
     await signInInBrowser(page, user, `/app/c/${collection}`);
     const menu = page.getByRole('button', { name: 'Collections and chats' });
     expect(await sidebar(page).isVisible()).toBe(false);
@@ -124,6 +125,11 @@ describe.skipIf(!chromiumAvailable)('comfort and access in headless Chromium', {
     await expect.poll(() => page.getByRole('list', { name: 'Messages' }).textContent()).toContain('1966');
     const [width, screen] = await pageAndScreenWidths(page);
     expect(width).toBeLessThanOrEqual(screen);
+    // The drawer slides; for a reader who asked for less motion, it appears.
+    const slide = () => page.locator('#sidebar').evaluate((nav) => getComputedStyle(nav).transitionDuration);
+    expect(await slide()).toMatch(/0\.2s/);
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    expect(await slide()).toMatch(/^0s(, 0s)*$/);
     await page.context().close();
   });
 

@@ -9,6 +9,7 @@ import {
   browserForFile,
   hasFocus,
   newPage,
+  PHONE,
   pageAndScreenWidths,
   seriousViolations,
   signInInBrowser,
@@ -364,7 +365,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
       body: { metadata: { description: 'x'.repeat(120), tags: ['one', 'two', 'three'] } },
     });
 
-    const { page } = await newPage(browser(), { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { viewport: PHONE });
     await openDocuments(page, owner, id);
     await expect.poll(() => rows(page).count()).toBe(2);
     await page.waitForLoadState('networkidle');
@@ -379,7 +380,7 @@ describe.skipIf(!chromiumAvailable)('the documents page in headless Chromium', {
 
     const found: Record<string, string[]> = {};
     for (const scheme of ['light', 'dark'] as const) {
-      const { page: themed } = await newPage(browser(), undefined, scheme);
+      const { page: themed } = await newPage(browser(), { colorScheme: scheme });
       await openDocuments(themed, owner, id);
       await expect.poll(() => rows(themed).count()).toBe(2);
       await themed.waitForLoadState('networkidle');

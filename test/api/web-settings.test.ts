@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable } from '../support/browser.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
-import { browserForFile, hasFocus, newPage, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
+import { browserForFile, hasFocus, newPage, PHONE, pageAndScreenWidths, signInInBrowser } from '../support/web-pages.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The web app's settings page in a real browser, against the API worker and the devstack: API keys
@@ -222,7 +222,7 @@ describe.skipIf(!chromiumAvailable)('the settings page in headless Chromium', { 
       (await ingestFile(user.token, 'tides.txt', created.body.id, 'Neap tides come at the quarter moons. '.repeat(5))).status,
     ).toBe('succeeded');
 
-    const { page } = await newPage(browser(), { width: 360, height: 780 });
+    const { page } = await newPage(browser(), { viewport: PHONE });
     await signInInBrowser(page, user, '/app/settings');
     // A new key's box, with its long example command, and a webhook's deliveries, open.
     const form = page.getByRole('form', { name: 'New API key' });

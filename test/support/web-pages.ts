@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { chromiumAvailable, launchChromium, signInAt, watchCspViolations } from './browser.ts';
 import { stack, type TestUser } from './client.ts';
@@ -37,10 +37,9 @@ export const takeCspViolations = (): string[] => watched.splice(0).flatMap((viol
  */
 export async function newPage(
   browser: Browser,
-  viewport?: { width: number; height: number },
-  colorScheme?: 'light' | 'dark',
+  options: Pick<BrowserContextOptions, 'viewport' | 'colorScheme' | 'reducedMotion'> = {},
 ): Promise<{ page: Page; foreign: string[] }> {
-  const context = await browser.newContext({ ...(viewport ? { viewport } : {}), ...(colorScheme ? { colorScheme } : {}) });
+  const context = await browser.newContext(options);
   const page = await context.newPage();
   watched.push(await watchCspViolations(page));
   const foreign: string[] = [];
@@ -80,3 +79,6 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   });
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(', ')}`);
 }
+
+/** The narrowest phone the app is made for. */
+export const PHONE = { width: 360, height: 780 };
