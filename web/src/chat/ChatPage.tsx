@@ -135,13 +135,17 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
     }
   }
 
-  async function onAsk(question: string) {
-    const asking = askingOf(choices);
+  /** A question as this page would ask it now: where, with the advanced choices, in this chat. */
+  function bodyFor(question: string): QueryRequest {
     const where: Partial<QueryRequest> =
       chosen.length > 1 ? { collection_ids: chosen } : chosen.length === 1 ? { collection_id: chosen[0] } : {};
-    const body: QueryRequest = { question, ...where, ...asking };
+    return { question, ...where, ...askingOf(choices), ...(sessionId ? { session_id: sessionId } : {}) };
+  }
+
+  async function onAsk(question: string) {
+    const body = bodyFor(question);
     const home = chosen[0];
-    if (sessionId || !home) return stream(sessionId ? { ...body, session_id: sessionId } : body);
+    if (sessionId || !home) return stream(body);
     // A first question in a collection makes its chat, and continues at the chat's own address.
     try {
       const made = await call(
@@ -156,6 +160,9 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
   }
 
   const lastAnswer = messages.findLastIndex((m) => m.role === 'assistant');
+  // The last answer asked again: as it was asked on this page, or, from the history, its question asked now.
+  const lastQuestion = messages[lastAnswer - 1];
+  const again = lastBody.current ?? (lastQuestion?.role === 'user' ? bodyFor(lastQuestion.content) : null);
   const open = cited ? messages[cited.message] : undefined;
 
   return (
@@ -163,7 +170,7 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
       <section class="conversation stack" aria-labelledby="chat-title">
         <h1 id="chat-title">{personal ? 'Personal space' : title}</h1>
         {collectionId && sessionId && <ChatActions collectionId={collectionId} sessionId={sessionId} title={title} />}
-        {messages.length === 0 && !session.isPending && (
+        {messages.length === 0 && !session.isLoading && (
           <p class="hint">
             {personal
               ? 'Ask about your own documents, outside any collection. Questions here are not kept as chats.'
@@ -177,11 +184,7 @@ export function ChatPage({ collectionId, sessionId, personal }: Props) {
               key={message.key}
               message={message}
               onCite={(n) => setCited({ message: i, n })}
-              onRegenerate={
-                i === lastAnswer && !streaming && lastBody.current
-                  ? () => void stream(lastBody.current as QueryRequest, true)
-                  : undefined
-              }
+              onRegenerate={i === lastAnswer && !streaming && again ? () => void stream(again, true) : undefined}
             />
           ))}
         </ol>
