@@ -208,6 +208,23 @@ describe('statements', () => {
     expect(statements.flatMap((statement) => statement.terms)).toContain('200');
   });
 
+  it('reads each row of a Markdown table as a statement, its cells named by their columns', () => {
+    const answer = '| Team | Cups |\n| --- | :-: |\n| Greens | 7 |\n| Blues | 1 |\n\n[1]\n\nThe Greens won first.';
+    expect(answerStatements(answer).statements.map((statement) => statement.text)).toEqual([
+      'Team: Greens; Cups: 7.',
+      'Team: Blues; Cups: 1.',
+      'The Greens won first.',
+    ]);
+  });
+
+  it('scores a two-column table quoted from a spreadsheet as faithful, row by row', async () => {
+    const rows = [{ text: 'Team: Greens; Cups: 7\nTeam: Blues; Cups: 1\nTeam: Reds; Cups: 4' }];
+    const quoted = '| Team | Cups |\n| --- | --- |\n| Greens | 7 |\n| Blues | 1 |\n| Reds | 4 |\n\n[1]';
+    expect((await score(quoted, rows)).faithfulness_score).toBe(1);
+    const wrong = '| Team | Cups |\n| --- | --- |\n| Greens | 9 |\n| Blues | 1 |\n| Reds | 4 |\n\n[1]';
+    expect((await score(wrong, rows)).faithfulness_score).toBeCloseTo(2 / 3, 5);
+  });
+
   it('recognises refusals, not negative findings', () => {
     for (const sentence of [
       'The documents do not contain information about the budget.',

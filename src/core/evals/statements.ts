@@ -26,6 +26,41 @@ const FRAMING_TERMS = new Set(
 // "- ", "* ", "1. ", "2) " at the start of a line: list structure, not content (and not a number the sources must contain).
 const LIST_MARKER = /^[ \t]*(?:[-*•+]|\d{1,3}[.)])[ \t]+/gmu;
 
+// A Markdown table: a header row, a delimiter row of dashes, then its rows.
+const TABLE_LINE = /^[ \t]*\|.*\|[ \t]*$/u;
+const DELIMITER = /^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$/u;
+const cellsOf = (line: string) =>
+  line
+    .trim()
+    .replace(/^\||\|$/gu, '')
+    .split('|')
+    .map((cell) => cell.trim());
+
+/**
+ * Each row of a Markdown table as a sentence of its own, its cells named by their columns ("Team: Greens; Cups:
+ * 7."), as the parsers index a table's rows: a row is one claim, and its header alone claims nothing. Read as
+ * lines, a table would be one run-on statement of every row and the header together.
+ */
+export function tableRowsAsSentences(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (!TABLE_LINE.test(line) || !DELIMITER.test(lines[i + 1] ?? '')) {
+      out.push(line);
+      continue;
+    }
+    const header = cellsOf(line);
+    i += 2;
+    for (; i < lines.length && TABLE_LINE.test(lines[i] as string); i++) {
+      const named = cellsOf(lines[i] as string).map((cell, c) => (header[c] ? `${header[c]}: ${cell}` : cell));
+      out.push(`${named.join('; ')}.`);
+    }
+    i--;
+  }
+  return out.join('\n');
+}
+
 // A sentence with fewer terms than this is filler ("Yes.") or a fragment cut off at an
 // abbreviation the splitter does not know; it is read together with the sentence after it.
 const MIN_STATEMENT_TERMS = 3;
@@ -60,7 +95,7 @@ export function answerStatements(answer: string): AnswerStatements {
   const statements: Statement[] = [];
   let refusals = 0;
   let pending: Statement | null = null;
-  for (const sentence of splitSentences(stripCitations(answer).replace(LIST_MARKER, ''))) {
+  for (const sentence of splitSentences(tableRowsAsSentences(stripCitations(answer)).replace(LIST_MARKER, ''))) {
     if (isRefusal(sentence)) {
       refusals++;
       continue;
