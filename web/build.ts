@@ -1,7 +1,7 @@
 /**
  * Builds the API worker's static assets (wrangler.toml `[assets]`) into web/dist: the web app (Vite,
- * web/vite.config.ts), and the /docs page with Swagger UI's files from swagger-ui-dist, so that
- * neither needs a CDN nor sits in the worker's bundle. Every wrangler start (`npm run dev`, the
+ * web/vite.config.ts) with the data files pdf.js fetches, and the /docs page with Swagger UI's files from
+ * swagger-ui-dist, so that neither needs a CDN nor sits in the worker's bundle. Every wrangler start (`npm run dev`, the
  * tests, the benches) and `npm run deploy` runs it; it does nothing when its inputs have not changed.
  *
  *   npx tsx web/build.ts
@@ -19,6 +19,13 @@ const STAMP = join(root, 'node_modules/.cache/web-build-inputs');
 
 const require = createRequire(import.meta.url);
 const SWAGGER = ['swagger-ui-bundle.js', 'swagger-ui.css'].map((name) => require.resolve(`swagger-ui-dist/${name}`));
+// What pdf.js fetches for some PDFs only (web/src/source/PdfView.tsx): the standard fonts a PDF may name without
+// embedding them, the character maps of CJK text, colour profiles, and the decoders of JBIG2 and JPEG 2000 scans
+// (their JavaScript forms: WebAssembly would need 'wasm-unsafe-eval' in the pages' policy). Not its scripting
+// engine (quickjs), which the viewer never runs.
+const PDFJS = dirname(require.resolve('pdfjs-dist/package.json'));
+const PDFJS_DATA = ['cmaps', 'standard_fonts', 'iccs', 'wasm'];
+const PDFJS_SKIPPED = /^quickjs|\.wasm$/;
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -64,6 +71,12 @@ async function buildNow(): Promise<void> {
   await productionBuild();
   mkdirSync(join(WEB_DIST, 'docs'), { recursive: true });
   for (const file of SWAGGER) copyFileSync(file, join(WEB_DIST, 'docs', file.split('/').pop() as string));
+  for (const folder of PDFJS_DATA) {
+    mkdirSync(join(WEB_DIST, 'pdfjs', folder), { recursive: true });
+    for (const name of readdirSync(join(PDFJS, folder))) {
+      if (!PDFJS_SKIPPED.test(name)) copyFileSync(join(PDFJS, folder, name), join(WEB_DIST, 'pdfjs', folder, name));
+    }
+  }
   mkdirSync(dirname(STAMP), { recursive: true });
   writeFileSync(STAMP, stamp);
 }

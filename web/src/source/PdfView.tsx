@@ -80,6 +80,14 @@ export default function PdfView({ url, page, passage, name }: Props) {
       // needs no 'unsafe-eval'.
       url: latestUrl.current,
       worker: sharedWorker(),
+      // Its data files, beside the app (web/build.ts): fonts a PDF names without embedding, CJK character maps,
+      // colour profiles, and the JBIG2 and JPEG 2000 decoders in JavaScript, since WebAssembly would need
+      // 'wasm-unsafe-eval' in the page's policy.
+      standardFontDataUrl: '/pdfjs/standard_fonts/',
+      cMapUrl: '/pdfjs/cmaps/',
+      iccUrl: '/pdfjs/iccs/',
+      wasmUrl: '/pdfjs/wasm/',
+      useWasm: false,
       // pdf.js's defaults: the file streams in while the byte ranges the page needs are fetched ahead of it.
       // Ranges alone (disableStream, disableAutoFetch) were slower: reaching page 150 of a flat page tree took
       // ~100 requests one after another (docs/benchmarks.md).
