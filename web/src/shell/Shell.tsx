@@ -20,7 +20,7 @@ function ThemeSwitch() {
           setChoice(next);
         }}
       >
-        <option value="system">Auto theme</option>
+        <option value="system">Auto</option>
         <option value="light">Light</option>
         <option value="dark">Dark</option>
       </select>
