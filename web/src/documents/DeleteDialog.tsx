@@ -1,6 +1,6 @@
+import { useModal } from '../modal.ts';
 import type { Doc } from './api.ts';
 import { plural } from './format.ts';
-import { useModal } from './modal.ts';
 
 /** Asks before documents are deleted, naming them and what goes with them. */
 export function DeleteDialog({ doomed, onConfirm, onClose }: { doomed: Doc[]; onConfirm: () => void; onClose: () => void }) {

@@ -1,6 +1,6 @@
+import { useModal } from '../modal.ts';
 import type { Doc, Metadata } from './api.ts';
 import { MetadataForm } from './MetadataForm.tsx';
-import { useModal } from './modal.ts';
 
 /** Edits one document's metadata in a modal; the browser gives focus back to the button that opened it. */
 export function MetadataDialog({

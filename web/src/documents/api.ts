@@ -16,6 +16,12 @@ export function documentsIn(collectionId: string | null) {
       setMetadata: (document_id: string, metadata: Metadata) =>
         call(rag.PATCH('/ingest/documents/{document_id}', { params: { path: { document_id } }, body: { metadata } })),
       remove: (document_id: string) => call(rag.DELETE('/ingest/documents/{document_id}', { params: { path: { document_id } } })),
+      passages: (document_id: string, chunk_index: number, around: number) =>
+        call(
+          rag.GET('/ingest/documents/{document_id}/passages/{chunk_index}', {
+            params: { path: { document_id, chunk_index }, query: { around } },
+          }),
+        ),
     };
   }
   const id = collectionId;
@@ -25,6 +31,12 @@ export function documentsIn(collectionId: string | null) {
       call(rag.PATCH('/collections/{id}/documents/{document_id}', { params: { path: { id, document_id } }, body: { metadata } })),
     remove: (document_id: string) =>
       call(rag.DELETE('/collections/{id}/documents/{document_id}', { params: { path: { id, document_id } } })),
+    passages: (document_id: string, chunk_index: number, around: number) =>
+      call(
+        rag.GET('/collections/{id}/documents/{document_id}/passages/{chunk_index}', {
+          params: { path: { id, document_id, chunk_index }, query: { around } },
+        }),
+      ),
   };
 }
 

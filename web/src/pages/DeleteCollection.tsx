@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/preact-query';
-import { useEffect, useRef } from 'preact/hooks';
 import { call, rag } from '../api.ts';
 import { Failure } from '../Failure.tsx';
+import { useModal } from '../modal.ts';
 
 /** Asks before a collection is deleted, saying what goes with it; `onGone` runs once it is. */
 export function DeleteCollection({
@@ -14,7 +14,7 @@ export function DeleteCollection({
   onGone?: () => void;
 }) {
   const queries = useQueryClient();
-  const dialog = useRef<HTMLDialogElement>(null);
+  const dialog = useModal(collection !== null);
   const remove = useMutation({
     mutationFn: (id: string) => call(rag.DELETE('/collections/{id}', { params: { path: { id } } })),
     onSuccess: async () => {
@@ -22,9 +22,6 @@ export function DeleteCollection({
       onGone?.();
     },
   });
-  useEffect(() => {
-    if (collection) dialog.current?.showModal();
-  }, [collection]);
   return (
     <>
       <Failure error={remove.error} />

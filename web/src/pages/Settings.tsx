@@ -1,15 +1,13 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useCollections } from '../collections.ts';
+import { useModal } from '../modal.ts';
 import { ApiKeys } from './ApiKeys.tsx';
 import type { Confirmation } from './settings-shared.tsx';
 import { Webhooks } from './Webhooks.tsx';
 
 /** The confirmation dialog, one for the page: "Keep it" has the focus, Escape keeps it too. */
 function Confirm({ asked, onClose }: { asked: Confirmation | null; onClose: () => void }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    if (asked && !dialog.current?.open) dialog.current?.showModal();
-  }, [asked]);
+  const dialog = useModal(asked !== null);
   return (
     <dialog ref={dialog} aria-labelledby="confirm-title" onClose={onClose}>
       <form method="dialog" class="stack">

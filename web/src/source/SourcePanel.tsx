@@ -1,13 +1,12 @@
 import { useQuery } from '@tanstack/preact-query';
 import type { ComponentType } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, rag, type Schema } from '../api.ts';
+import { documentsIn } from '../documents/api.ts';
 import { Failure } from '../Failure.tsx';
 import { PassageView } from './PassageView.tsx';
 import { placeOf, type Source, scoresOf } from './place.ts';
 
 type PdfProps = { url: string; page: number; passage: string; name: string };
-type Window = Schema<'PassageWindow'>;
 
 /** The cited passage and its neighbours, under the same access rules as search (the personal space's own route). */
 function usePassages(source: Source, fallbackCollection: string | null) {
@@ -18,17 +17,7 @@ function usePassages(source: Source, fallbackCollection: string | null) {
     enabled: documentId !== null,
     // Its signed link lasts an hour: reopening a source within the half hour needs no new one.
     staleTime: 30 * 60_000,
-    queryFn: (): Promise<Window> => {
-      const at = { document_id: documentId as string, chunk_index: source.chunk_index };
-      const query = { around: 2 };
-      return collection
-        ? call(
-            rag.GET('/collections/{id}/documents/{document_id}/passages/{chunk_index}', {
-              params: { path: { id: collection, ...at }, query },
-            }),
-          )
-        : call(rag.GET('/ingest/documents/{document_id}/passages/{chunk_index}', { params: { path: at, query } }));
-    },
+    queryFn: () => documentsIn(collection).passages(documentId as string, source.chunk_index, 2),
   });
 }
 
