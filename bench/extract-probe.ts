@@ -118,9 +118,9 @@ async function main() {
   // The step stores each image as it is found and keeps only its path.
   let storedImages = 0;
   let storedPngBytes = 0;
-  const onImage = async (image: { png: Uint8Array }) => {
+  const onImage = async (image: { bytes: Uint8Array }) => {
     storedImages++;
-    storedPngBytes += image.png.byteLength;
+    storedPngBytes += image.bytes.byteLength;
   };
   const parsed = await parseDocument(type, bytes, DEFAULT_PARSE_LIMITS, { pages, transferBytes: true, onImage });
   record();
@@ -140,7 +140,7 @@ async function main() {
     blocks: parsed.blocks.length,
     textChunks: chunks.length,
     images: parsed.images.length + storedImages,
-    pngBytes: parsed.images.reduce((sum, image) => sum + image.png.byteLength, 0) + storedPngBytes,
+    pngBytes: parsed.images.reduce((sum, image) => sum + image.bytes.byteLength, 0) + storedPngBytes,
     textChars: chunks.reduce((sum, chunk) => sum + chunk.text.length, 0),
     warnings: parsed.warnings.length,
     baseline,

@@ -7,10 +7,33 @@
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
 /**
- * The file name extensions an upload may have (the contract's types; `.markdown` is Markdown too). The web app
+ * The file name extensions an upload may have (the contract's types; `.markdown` is Markdown, `.htm` HTML, `.jpg` JPEG and `.ndjson` JSON Lines too). The web app
  * checks a file against these and MAX_DOCUMENT_BYTES before sending a byte; the API decides by content.
  */
-export const UPLOAD_EXTENSIONS = ['pdf', 'docx', 'pptx', 'xlsx', 'csv', 'txt', 'md', 'markdown'] as const;
+export const UPLOAD_EXTENSIONS = [
+  'pdf',
+  'docx',
+  'pptx',
+  'xlsx',
+  'odt',
+  'ods',
+  'odp',
+  'epub',
+  'csv',
+  'txt',
+  'md',
+  'markdown',
+  'html',
+  'htm',
+  'json',
+  'jsonl',
+  'ndjson',
+  'eml',
+  'png',
+  'jpg',
+  'jpeg',
+  'webp',
+] as const;
 export type UploadExtension = (typeof UPLOAD_EXTENSIONS)[number];
 
 /** What may come before an upload's file part: the boundary, other form fields and the part headers. */

@@ -190,7 +190,8 @@ describe('documents that cannot be ingested', () => {
       what: 'binary named .txt',
     },
     { name: 'program.exe', bytes: new Uint8Array([0x4d, 0x5a, 0x90, 0]), what: 'an executable' },
-    { name: 'image.png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), what: 'a PNG' },
+    { name: 'image.png', bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]), what: 'JPEG bytes named .png' },
+    { name: 'image.gif', bytes: new Uint8Array([0x47, 0x49, 0x46, 0x38, 0x39, 0x61]), what: 'a GIF' },
     { name: 'noextension', bytes: 'hello', what: 'no extension' },
   ])('415 for $what', async ({ name, bytes }) => {
     const response = await upload(cast.owner.token, name, bytes, collectionId);

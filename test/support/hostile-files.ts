@@ -118,6 +118,34 @@ function sparseImage(size: number, seed: number): Uint8Array {
   return bytes;
 }
 
+/**
+ * A PNG whose header declares `width` × `height` pixels of RGB over a few kilobytes of compressed
+ * zeros: a decompression bomb for whatever decodes it whole (30 GB of pixels at 100,000 × 100,000).
+ */
+export function pngBomb(width: number, height: number): Uint8Array {
+  const chunk = (type: string, data: Uint8Array) => {
+    const out = new Uint8Array(12 + data.byteLength);
+    const view = new DataView(out.buffer);
+    view.setUint32(0, data.byteLength);
+    out.set(utf8(type), 4);
+    out.set(data, 8);
+    view.setUint32(8 + data.byteLength, crc32(out, 4, 8 + data.byteLength));
+    return out;
+  };
+  const ihdr = new Uint8Array(13);
+  new DataView(ihdr.buffer).setUint32(0, width);
+  new DataView(ihdr.buffer).setUint32(4, height);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const idat = new Uint8Array(deflateSync(Buffer.alloc(4 * 1024 * 1024), { level: 9 }));
+  const parts = [
+    Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', new Uint8Array(0)),
+  ];
+  return new Uint8Array(Buffer.concat(parts));
+}
+
 function deflatedEntry(name: string, data: Uint8Array): RawEntry {
   return { name, data: new Uint8Array(deflateRawSync(data)), method: 8, size: data.byteLength, crc: crc32(data) };
 }
@@ -342,6 +370,12 @@ export const HOSTILE_FILES: HostileFile[] = [
     what: 'a 4 MB page of 125,000 paragraphs',
     bytes: () => utf8(`<html><body>${'<p>Some words in a paragraph.</p>'.repeat(125_000)}</body></html>`),
     benchOnly: true,
+  },
+  {
+    name: 'png-pixel-bomb',
+    type: 'png',
+    what: 'a PNG declaring 100,000 × 100,000 pixels over 4 MB of zeros (4 KB)',
+    bytes: () => pngBomb(100_000, 100_000),
   },
   {
     name: 'csv-header-repeat',

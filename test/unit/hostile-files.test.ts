@@ -60,6 +60,10 @@ const EXPECTED: Record<string, { status: RunOutcome['status']; message?: RegExp;
   'html-nested-55k': { status: 'succeeded' },
   'html-unclosed-tags': { status: 'succeeded' },
   'csv-header-repeat': { status: 'partial', message: CHARS },
+  'png-pixel-bomb': {
+    status: 'failed',
+    message: /^The image is 100000 × 100000 pixels; at most 50 megapixels can be read$/,
+  },
   'pdf-flate-bomb': { status: 'failed', message: STREAM_BUDGET },
   // However the filter is hidden, pdf.js's own decoding is what is counted.
   'pdf-filter-name-escape': { status: 'failed', message: STREAM_BUDGET },

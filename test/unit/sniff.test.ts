@@ -33,7 +33,13 @@ describe('typeFromExtension', () => {
     ['README.md', 'md'],
     ['notes.markdown', 'md'],
     ['C:\\Users\\me\\report.pdf', 'pdf'],
-    ['page.html', null],
+    ['page.html', 'html'],
+    ['page.HTM', 'html'],
+    ['scan.jpg', 'jpeg'],
+    ['log.ndjson', 'jsonl'],
+    ['book.epub', 'epub'],
+    ['letter.odt', 'odt'],
+    ['mail.eml', 'eml'],
     ['archive.tar.gz', null],
     ['Makefile', null],
     ['setup.exe', null],
@@ -111,6 +117,20 @@ describe('detectUploadType', () => {
       ['stanley-cups.csv', 'csv'],
       ['semicolon-delimited.csv', 'csv'],
       ['scan-linn-2col.groundtruth.txt', 'txt'],
+      ['paul-graham-ideas.html', 'html'],
+      ['table-multi-row-column-cells.png', 'png'],
+      ['layout-parser-paper.jpg', 'jpeg'],
+      ['kitten.webp', 'webp'],
+      ['unstructured-elements.json', 'json'],
+      ['unstructured-elements.jsonl', 'jsonl'],
+      ['tika-two-chapters.epub', 'epub'],
+      ['tika-features.odt', 'odt'],
+      ['odt-table.odt', 'odt'],
+      ['columnar.ods', 'ods'],
+      ['impress-two-slides.odp', 'odp'],
+      ['password-protected.odt', 'odt'],
+      ['email-with-attachment.eml', 'eml'],
+      ['email-two-attachments.eml', 'eml'],
     ] as const) {
       expect(upload(name, fixture(name)), name).toEqual({ ok: true, type, contentType: CONTENT_TYPES[type] });
     }
@@ -185,7 +205,8 @@ describe('detectUploadType', () => {
   it('explains unsupported names', () => {
     expect(detectUploadType('setup.exe', new Uint8Array(10), true)).toEqual({
       ok: false,
-      reason: 'Unsupported file type .exe: upload a PDF, DOCX, PPTX, XLSX, CSV, TXT or MD file',
+      reason:
+        'Unsupported file type .exe: upload a PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP file',
     });
     expect(detectUploadType('README', strToU8('text'), true)).toMatchObject({
       ok: false,
@@ -195,10 +216,50 @@ describe('detectUploadType', () => {
       ok: false,
       reason: expect.stringMatching(/Legacy binary Office files/),
     });
-    expect(detectUploadType('page.html', strToU8('<html></html>'), true)).toMatchObject({
+  });
+
+  it('tells the new formats by their content, not their names', () => {
+    const json = fixture('unstructured-elements.json');
+    const jsonl = fixture('unstructured-elements.jsonl');
+    const eml = fixture('email-with-attachment.eml');
+    expect(detectUploadType('data.jsonl', json, true)).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/URL/),
+      reason: expect.stringMatching(/a JSON file, not a JSON Lines file/),
     });
+    expect(detectUploadType('data.json', jsonl, true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a JSON Lines file, not a JSON file/),
+    });
+    expect(detectUploadType('page.html', eml, true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/an email message, not an HTML page/),
+    });
+    expect(detectUploadType('mail.eml', fixture('paul-graham-ideas.html'), true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/an HTML page, not an email message/),
+    });
+    expect(detectUploadType('photo.png', fixture('layout-parser-paper.jpg'), true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a JPEG image, not a PNG image/),
+    });
+    expect(detectUploadType('book.epub', fixture('tika-features.odt'), true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/an OpenDocument text, not an EPUB book/),
+    });
+    expect(detectUploadType('sheet.ods', fixture('handbook-1p.docx'), true)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a Word document/),
+    });
+    // A head cut inside a record is still JSON so far; a broken one is not.
+    expect(detectUploadType('big.json', strToU8('[{"a": 1}, {"b": "cut he'), false)).toMatchObject({ ok: true, type: 'json' });
+    expect(detectUploadType('big.json', strToU8('[{"a": 1}, {"b" 2'), false).ok).toBe(false);
+    expect(detectUploadType('notes.json', strToU8('just words'), true).ok).toBe(false);
+  });
+
+  it('takes the package kind from the mimetype entry, wherever it stands', () => {
+    expect(sniffType(head(fixture('tika-two-chapters.epub')))).toEqual({ kind: 'package', type: 'epub' });
+    expect(sniffType(head(fixture('columnar.ods')))).toEqual({ kind: 'package', type: 'ods' });
+    expect(sniffType(fixture('kitten.webp'), { complete: true })).toEqual({ kind: 'image', type: 'webp' });
   });
 
   it('leaves an empty file to the ingest job, which reports it', () => {

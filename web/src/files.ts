@@ -7,7 +7,7 @@ export const ACCEPT = EXTENSIONS.map((ext) => `.${ext}`).join(',');
 export function refusal(file: File): string | null {
   const ext = file.name.includes('.') ? file.name.split('.').pop()?.toLowerCase() : '';
   if (!ext || !(EXTENSIONS as readonly string[]).includes(ext)) {
-    return `${file.name}: only PDF, DOCX, PPTX, XLSX, CSV, TXT and Markdown files can be added.`;
+    return `${file.name}: only PDF, Office and OpenDocument, EPUB, CSV, text, Markdown, HTML, JSON, email (EML) and image (PNG, JPEG, WebP) files can be added.`;
   }
   if (file.size > MAX_BYTES) return `${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; the limit is 50 MB.`;
   if (file.size === 0) return `${file.name} is empty.`;

@@ -54,8 +54,8 @@ export interface Models {
   engine: string;
   /** Null when no embedding model is configured. */
   embed: ((texts: string[]) => Promise<number[][]>) | null;
-  /** What a figure or scanned page shows, in words, for retrieval. */
-  describeImage(png: Uint8Array): Promise<string>;
+  /** What a figure, scanned page or uploaded image shows, in words, for retrieval; `mediaType` is image/png, image/jpeg or image/webp. */
+  describeImage(image: Uint8Array, mediaType: string): Promise<string>;
   /** The judge role's model, for code that prompts it through the AI SDK itself; null without one. */
   judge: LanguageModel | null;
   /**
@@ -175,7 +175,7 @@ export function createModels(settings: ModelSettings): Models {
           })
       : null,
 
-    describeImage: (png) =>
+    describeImage: (image, mediaType) =>
       guard('describe image', async () => {
         if (!vision) throw new Error('no vision model is configured');
         const { text } = await generateText({
@@ -186,7 +186,7 @@ export function createModels(settings: ModelSettings): Models {
               role: 'user',
               content: [
                 { type: 'text', text: DESCRIBE_PROMPT },
-                { type: 'image', image: png, mediaType: 'image/png' },
+                { type: 'image', image, mediaType },
               ],
             },
           ],

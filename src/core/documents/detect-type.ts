@@ -1,7 +1,11 @@
 import { indexOfBytes, startsWith } from '../bytes.ts';
 import type { UploadExtension } from '../limits.ts';
-import { detectTextEncoding, type TextEncoding } from './text-encoding.ts';
+import type { DocType } from './doc-types.ts';
+import { looksLikeJson, looksLikeJsonLines } from './json-shape.ts';
+import { decodeText, detectTextEncoding, type TextEncoding } from './text-encoding.ts';
 import { listZipHead, looksLikeZip, readHeadEntryText } from './zip.ts';
+
+export { DOC_TYPES, type DocType } from './doc-types.ts';
 
 /**
  * What a file is, decided from its name and its bytes. The API calls this on upload with
@@ -9,8 +13,10 @@ import { listZipHead, looksLikeZip, readHeadEntryText } from './zip.ts';
  * whole file; both must agree, so neither trusts the extension or the declared MIME type.
  */
 
-export type DocType = 'pdf' | 'docx' | 'pptx' | 'xlsx' | 'csv' | 'txt' | 'md' | 'html';
 export type OoxmlType = 'docx' | 'pptx' | 'xlsx';
+/** ZIP packages that name their kind in a first entry called `mimetype`: OpenDocument and EPUB. */
+export type MimetypePackage = 'odt' | 'ods' | 'odp' | 'epub';
+export type ImageType = 'png' | 'jpeg' | 'webp';
 
 export const CONTENT_TYPES: Record<DocType, string> = {
   pdf: 'application/pdf',
@@ -21,6 +27,16 @@ export const CONTENT_TYPES: Record<DocType, string> = {
   txt: 'text/plain',
   md: 'text/markdown',
   html: 'text/html',
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  json: 'application/json',
+  jsonl: 'application/jsonl',
+  epub: 'application/epub+zip',
+  odt: 'application/vnd.oasis.opendocument.text',
+  ods: 'application/vnd.oasis.opendocument.spreadsheet',
+  odp: 'application/vnd.oasis.opendocument.presentation',
+  eml: 'message/rfc822',
 };
 
 export type Sniffed =
@@ -32,6 +48,9 @@ export type Sniffed =
    * held neither `[Content_Types].xml` nor a telling part name: the full file has to decide.
    */
   | { kind: 'zip'; conclusive: boolean }
+  /** A ZIP whose `mimetype` entry names an OpenDocument or EPUB. */
+  | { kind: 'package'; type: MimetypePackage }
+  | { kind: 'image'; type: ImageType }
   /** An OLE2 compound file: a legacy .doc/.xls/.ppt, or an encrypted OOXML document. */
   | { kind: 'cfb' }
   | { kind: 'text'; encoding: TextEncoding }
@@ -48,6 +67,20 @@ const EXTENSIONS: Record<UploadExtension, DocType> = {
   txt: 'txt',
   md: 'md',
   markdown: 'md',
+  html: 'html',
+  htm: 'html',
+  png: 'png',
+  jpg: 'jpeg',
+  jpeg: 'jpeg',
+  webp: 'webp',
+  json: 'json',
+  jsonl: 'jsonl',
+  ndjson: 'jsonl',
+  epub: 'epub',
+  odt: 'odt',
+  ods: 'ods',
+  odp: 'odp',
+  eml: 'eml',
 };
 
 const LABELS: Record<DocType, string> = {
@@ -58,10 +91,23 @@ const LABELS: Record<DocType, string> = {
   csv: 'a CSV file',
   txt: 'a text file',
   md: 'a Markdown file',
-  html: 'a web page',
+  html: 'an HTML page',
+  png: 'a PNG image',
+  jpeg: 'a JPEG image',
+  webp: 'a WebP image',
+  json: 'a JSON file',
+  jsonl: 'a JSON Lines file',
+  epub: 'an EPUB book',
+  odt: 'an OpenDocument text',
+  ods: 'an OpenDocument spreadsheet',
+  odp: 'an OpenDocument presentation',
+  eml: 'an email message',
 };
 
-const SUPPORTED = 'upload a PDF, DOCX, PPTX, XLSX, CSV, TXT or MD file';
+/** The formats an upload may be in, as the refusals name them. */
+export const SUPPORTED_FORMATS =
+  'PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP';
+const SUPPORTED = `upload a ${SUPPORTED_FORMATS} file`;
 
 function extensionOf(filename: string): string | null {
   const base = filename.split(/[/\\]/).pop()?.trim().replace(/\.+$/, '') ?? '';
@@ -69,15 +115,20 @@ function extensionOf(filename: string): string | null {
   return dot <= 0 && !base.startsWith('.') ? null : base.slice(dot + 1).toLowerCase();
 }
 
-/** The type an upload's name claims. HTML is not uploadable: only URL ingestion produces it. */
+/** The type an upload's name claims. */
 export function typeFromExtension(filename: string): DocType | null {
   const ext = extensionOf(filename);
   return ext !== null && Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext as UploadExtension] : null;
 }
 
+const IMAGE_MAGIC: [ImageType, number[]][] = [
+  ['png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
+  ['jpeg', [0xff, 0xd8, 0xff]],
+];
+const RIFF = [0x52, 0x49, 0x46, 0x46];
+const WEBP = [0x57, 0x45, 0x42, 0x50];
+
 const MAGIC: [string, number[]][] = [
-  ['a PNG image', [0x89, 0x50, 0x4e, 0x47]],
-  ['a JPEG image', [0xff, 0xd8, 0xff]],
   ['a GIF image', [0x47, 0x49, 0x46, 0x38]],
   ['a Windows executable', [0x4d, 0x5a]],
   ['an ELF executable', [0x7f, 0x45, 0x4c, 0x46]],
@@ -98,6 +149,9 @@ export function sniffType(head: Uint8Array, opts: { complete?: boolean } = {}): 
   if (startsWith(head, PDF_MAGIC)) return { kind: 'pdf' };
   if (looksLikeZip(head)) return sniffZip(head, complete);
   if (isCompoundFile(head)) return { kind: 'cfb' };
+  const image = IMAGE_MAGIC.find(([, magic]) => startsWith(head, magic))?.[0];
+  if (image) return { kind: 'image', type: image };
+  if (startsWith(head, RIFF) && startsWith(head, WEBP, 8)) return { kind: 'image', type: 'webp' };
   const encoding = detectTextEncoding(head, complete);
   if (encoding) return { kind: 'text', encoding };
   // Readers accept a PDF header anywhere in the first KiB (some generators prepend junk).
@@ -110,8 +164,6 @@ export function detectUploadType(filename: string, head: Uint8Array, complete: b
   const ext = extensionOf(filename);
   const type = typeFromExtension(filename);
   if (!type) {
-    if (ext === 'html' || ext === 'htm')
-      return { ok: false, reason: 'HTML files cannot be uploaded; submit the page URL instead' };
     if (ext === 'doc' || ext === 'xls' || ext === 'ppt') {
       return {
         ok: false,
@@ -143,14 +195,91 @@ export function detectUploadType(filename: string, head: Uint8Array, complete: b
       if (sniffed.kind === 'cfb') return ok;
       if (sniffed.kind === 'zip' && !sniffed.conclusive) return ok;
       return mismatch();
+    case 'odt':
+    case 'ods':
+    case 'odp':
+    case 'epub':
+      if (sniffed.kind === 'package') return sniffed.type === type ? ok : mismatch();
+      if (sniffed.kind === 'zip' && !sniffed.conclusive) return ok;
+      return mismatch();
+    case 'png':
+    case 'jpeg':
+    case 'webp':
+      return sniffed.kind === 'image' && sniffed.type === type ? ok : mismatch();
     case 'csv':
       return sniffed.kind === 'text' ? ok : mismatch();
     case 'txt':
     case 'md':
       return sniffed.kind === 'text' && sniffed.encoding !== 'windows-1252' ? ok : mismatch();
-    default:
-      return mismatch();
+    case 'html':
+    case 'json':
+    case 'jsonl':
+    case 'eml': {
+      if (sniffed.kind !== 'text') return mismatch();
+      const text = decodeText(head, sniffed.encoding);
+      if (textFormat(type, text, complete)) return ok;
+      const seen = TEXT_FORMATS.find((other) => other !== type && textFormat(other, text, complete));
+      return {
+        ok: false,
+        reason: `The file's content does not match its .${ext} extension: it looks like ${seen ? LABELS[seen] : describe(sniffed)}, not ${LABELS[type]}`,
+      };
+    }
   }
+}
+
+const TEXT_FORMATS = ['json', 'jsonl', 'html', 'eml'] as const;
+type TextFormat = (typeof TEXT_FORMATS)[number];
+
+/** Whether text (a head unless `complete`) reads as this format; each is told by its own start. */
+function textFormat(type: TextFormat, text: string, complete: boolean): boolean {
+  switch (type) {
+    case 'json':
+      return looksLikeJson(text, complete);
+    case 'jsonl':
+      return looksLikeJsonLines(text, complete);
+    case 'html':
+      return looksLikeHtml(text);
+    case 'eml':
+      return looksLikeEmail(text);
+  }
+}
+
+// A tag HTML starts with, after any XML declaration, doctype-free comments and blanks.
+const HTML_START =
+  /^\s*(?:<\?xml[^>]{0,200}>\s*)?(?:<!--[\s\S]{0,4000}?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title|link|style|script|base|div|p|h[1-6]|table|section|article|main|header|nav|span|a|ul|ol|br|img|form|pre)[\s>/]/i;
+
+function looksLikeHtml(text: string): boolean {
+  return HTML_START.test(text.slice(0, 8192));
+}
+
+// A header field: a name of printable characters but the colon, then a colon (RFC 5322 §2.2).
+const HEADER_FIELD = /^([!-9;-~]+):/;
+const MESSAGE_FIELDS = new Set([
+  'from',
+  'to',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'received',
+  'return-path',
+  'sender',
+]);
+
+/** A message starts with header fields (folded lines allowed) up to a blank line, and names at least two message fields. */
+function looksLikeEmail(text: string): boolean {
+  let known = 0;
+  for (const line of text
+    .slice(0, 64 * 1024)
+    .split(/\r?\n/)
+    .slice(0, 500)) {
+    if (line === '') break;
+    if (/^[ \t]/.test(line)) continue;
+    const field = HEADER_FIELD.exec(line)?.[1]?.toLowerCase();
+    if (!field) return false;
+    if (MESSAGE_FIELDS.has(field)) known++;
+  }
+  return known >= 2;
 }
 
 function describe(sniffed: Sniffed): string {
@@ -161,6 +290,9 @@ function describe(sniffed: Sniffed): string {
       return LABELS[sniffed.type];
     case 'zip':
       return 'a ZIP archive';
+    case 'package':
+    case 'image':
+      return LABELS[sniffed.type];
     case 'cfb':
       return 'a legacy binary Office file';
     case 'text':
@@ -195,10 +327,30 @@ const PART_PREFIXES: [string, OoxmlType][] = [
 
 const CONTENT_TYPES_CAP = 512 * 1024;
 
+const PACKAGE_MIMETYPES: Record<string, MimetypePackage> = {
+  'application/vnd.oasis.opendocument.text': 'odt',
+  'application/vnd.oasis.opendocument.text-template': 'odt',
+  'application/vnd.oasis.opendocument.spreadsheet': 'ods',
+  'application/vnd.oasis.opendocument.spreadsheet-template': 'ods',
+  'application/vnd.oasis.opendocument.presentation': 'odp',
+  'application/vnd.oasis.opendocument.presentation-template': 'odp',
+  'application/epub+zip': 'epub',
+};
+
+/** The package kind a ZIP's `mimetype` entry names; the specifications put it first, stored, but not every writer does. */
+export function packageOfMimetype(text: string): MimetypePackage | undefined {
+  return PACKAGE_MIMETYPES[text.trim().toLowerCase()];
+}
+
 function sniffZip(bytes: Uint8Array, complete: boolean): Sniffed {
   // A head that ends with a consistent central directory is the whole file, whatever the caller knew.
   const { entries, whole } = listZipHead(bytes);
   const conclusive = complete || whole;
+  const mimetype = entries.find((e) => e.name === 'mimetype');
+  if (mimetype) {
+    const type = packageOfMimetype(readHeadEntryText(bytes, mimetype, 256).text);
+    if (type) return { kind: 'package', type };
+  }
   const contentTypes = entries.find((e) => e.name.toLowerCase() === '[content_types].xml');
   if (contentTypes) {
     const { text, finished } = readHeadEntryText(bytes, contentTypes, CONTENT_TYPES_CAP);

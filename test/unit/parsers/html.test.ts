@@ -237,3 +237,13 @@ describe('parseHtml edge cases', () => {
     expect(() => parseHtml(big, 'text/html', 'https://example.com/')).toThrow(ParseError);
   });
 });
+
+describe('an uploaded HTML file', () => {
+  it('is read as a fetched page is, even with a script before its <head>', async () => {
+    const { fixture } = await import('../../support/documents.ts');
+    const doc = parseHtml(fixture('paul-graham-ideas.html'), 'text/html', '');
+    expect(doc.title).toBe('How to Get New Ideas');
+    expect(doc.blocks[0]).toEqual({ kind: 'heading', text: 'How to Get New Ideas', level: 1 });
+    expect(doc.blocks.map((b) => b.text).join('\n')).toContain('The way to get new ideas is to notice anomalies');
+  });
+});

@@ -159,7 +159,7 @@ describe('parseDocx', () => {
     expect(doc.images).toHaveLength(2);
     expect(doc.images[0]).toMatchObject({ width: 120, height: 90, origin: 'figure' });
     expect(doc.images[1]).toMatchObject({ width: 100, height: 80, origin: 'figure' });
-    for (const figure of doc.images) expect([...figure.png.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
+    for (const figure of doc.images) expect([...figure.bytes.subarray(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
     expect(doc.warnings).toEqual(['1 image was not described: only PNG and JPEG images can be read from Office files']);
     expect(texts(doc)).toEqual(['Caption']);
   });

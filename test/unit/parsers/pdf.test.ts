@@ -36,10 +36,10 @@ function pngSize(png: Uint8Array): { width: number; height: number } {
 }
 
 function expectValidPng(image: ExtractedImage): void {
-  expect([...image.png.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
-  expect(String.fromCharCode(...image.png.subarray(12, 16))).toBe('IHDR');
-  expect(pngSize(image.png)).toEqual({ width: image.width, height: image.height });
-  expect(String.fromCharCode(...image.png.subarray(image.png.length - 8, image.png.length - 4))).toBe('IEND');
+  expect([...image.bytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+  expect(String.fromCharCode(...image.bytes.subarray(12, 16))).toBe('IHDR');
+  expect(pngSize(image.bytes)).toEqual({ width: image.width, height: image.height });
+  expect(String.fromCharCode(...image.bytes.subarray(image.bytes.length - 8, image.bytes.length - 4))).toBe('IEND');
 }
 
 async function loadSharp() {
@@ -291,7 +291,7 @@ describe('parsePdf on generated PDFs', () => {
     ]);
     for (const image of doc.images) expectValidPng(image);
 
-    const [grayPx, rgbPx, bitsPx, alphaPx] = await Promise.all(doc.images.map((im) => rgba(im.png)));
+    const [grayPx, rgbPx, bitsPx, alphaPx] = await Promise.all(doc.images.map((im) => rgba(im.bytes)));
     if (!grayPx || !rgbPx || !bitsPx || !alphaPx) return; // no independent decoder installed
     // Gray: value = 3·x on every row.
     expect([grayPx[0], grayPx[4 * 10], grayPx[4 * (80 * 5 + 79)], grayPx[3]]).toEqual([0, 30, 237, 255]);
@@ -350,7 +350,7 @@ describe('parsePdf on generated PDFs', () => {
     const [scan] = doc.images;
     expect(scan).toMatchObject({ origin: 'scanned_page', page: 1, width: 200, height: 260 });
     expectValidPng(scan as ExtractedImage);
-    const px = await rgba((scan as ExtractedImage).png);
+    const px = await rgba((scan as ExtractedImage).bytes);
     if (!px) return;
     // Painted samples (0 bits: pixels 0–99) are ink, black; the rest is paper, white.
     expect([px[0], px[4 * 96], px[4 * 99], px[4 * 100], px[4 * 103], px[4 * 199], px[4 * (200 * 259 + 50)]]).toEqual([
@@ -477,7 +477,7 @@ describe('parsePdf on fixture documents', () => {
     expect(scan.height / scan.width).toBeCloseTo(11 / 8.5, 1);
     const sharp = await loadSharp();
     if (!sharp) return;
-    const stats = await sharp(scan.png).stats();
+    const stats = await sharp(scan.bytes).stats();
     // Mostly white paper with black print.
     expect(stats.channels[0]?.mean).toBeGreaterThan(180);
     expect(stats.channels[0]?.min).toBe(0);

@@ -1,5 +1,5 @@
 import { useQueries } from '@tanstack/preact-query';
-import { UPLOAD_EXTENSIONS } from '../../../src/core/limits.ts';
+import { DOC_TYPES } from '../../../src/core/documents/doc-types.ts';
 import type { Schema } from '../api.ts';
 import type { Listed } from '../collections.ts';
 import { documentsIn, documentsKey } from '../documents/api.ts';
@@ -10,8 +10,8 @@ export interface Asking {
   rerank?: boolean;
 }
 
-// The types a filter can name: what can be uploaded, and web pages.
-const TYPES = [...UPLOAD_EXTENSIONS.filter((ext) => ext !== 'markdown'), 'html'];
+// The types a filter can name: every document type.
+const TYPES: readonly string[] = DOC_TYPES;
 const MAX_COLLECTIONS = 10;
 
 /** A metadata value as typed: a number matches numbers, anything else matches text. */

@@ -72,7 +72,10 @@ export function AddDocuments({
           add(event.dataTransfer?.files ?? []);
         }}
       >
-        <p>Drop PDF, DOCX, PPTX, XLSX, CSV, TXT or Markdown files here (50 MB each at most), or</p>
+        <p>
+          Drop PDF, Office, OpenDocument, EPUB, CSV, text, Markdown, HTML, JSON, email or image files here (50 MB each at most),
+          or
+        </p>
         <FileButton multiple onFiles={add}>
           Choose files
         </FileButton>

@@ -145,7 +145,7 @@ function readArticle(document: DomDocument, html: string, budget: ParseBudget): 
  * the parser fails on an empty document. So make them explicit.
  */
 function asFullDocument(html: string): string {
-  if (/<html[\s>]/i.test(html) && /<body[\s>]/i.test(html)) return html;
+  if (/<html[\s>]/i.test(html) && /<body[\s>]/i.test(html)) return withoutScriptsBeforeHead(html);
   // [^<>]: a tag's scan stops at the next one, so a page of unclosed tags is not quadratic.
   const inner = html.replace(/<!doctype[^<>]*>|<\/?html\b[^<>]*>/gi, '');
   if (/<body[\s>]/i.test(inner)) return `<!DOCTYPE html><html>${inner}</html>`;
@@ -153,6 +153,19 @@ function asFullDocument(html: string): string {
   const split = headEnd ? headEnd.index + headEnd[0].length : 0;
   const head = headEnd ? inner.slice(0, split) : '<head></head>';
   return `<!DOCTYPE html><html>${head}<body>${inner.slice(split)}</body></html>`;
+}
+
+/**
+ * A script before <head> (a hit counter's, as on paulgraham.com) makes linkedom open a body for it,
+ * and the page's own <body> then never becomes document.body: the page read as empty. Scripts are
+ * never read, so the ones there are dropped.
+ */
+function withoutScriptsBeforeHead(html: string): string {
+  const head = /<head[\s>]/i.exec(html.slice(0, 64 * 1024));
+  if (!head) return html;
+  const before = html.slice(0, head.index);
+  if (!/<script\b/i.test(before)) return html;
+  return before.replace(/<script\b[\s\S]*?<\/script\s*>/gi, '') + html.slice(head.index);
 }
 
 /**

@@ -3,6 +3,7 @@ import { BudgetSpent } from './budget.ts';
 import { parseCsv } from './csv.ts';
 import { readDocx } from './docx.ts';
 import { parseHtml } from './html.ts';
+import { parseImage } from './image.ts';
 import { handingOverImages, type OoxmlText, withImages } from './ooxml.ts';
 import { parsePdf } from './pdf.ts';
 import { readPptx } from './pptx.ts';
@@ -90,6 +91,10 @@ function dispatch(
       return parseText(bytes, type, limits);
     case 'html':
       return parseHtml(bytes, source.contentType ?? null, source.url ?? '', limits);
+    case 'png':
+    case 'jpeg':
+    case 'webp':
+      return parseImage(bytes, type, source);
     default:
       throw new ParseError('unsupported', 'This file type is not supported');
   }

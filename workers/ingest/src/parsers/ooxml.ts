@@ -256,7 +256,14 @@ export class ImageCollector {
       return null;
     }
     this.kept++;
-    return { png, width: info.width, height: info.height, origin: 'figure', ...(page ? { page } : {}) };
+    return {
+      bytes: png,
+      mediaType: 'image/png',
+      width: info.width,
+      height: info.height,
+      origin: 'figure',
+      ...(page ? { page } : {}),
+    };
   }
 
   /** Warnings for the images that were lost. */

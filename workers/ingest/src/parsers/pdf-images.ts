@@ -286,7 +286,12 @@ function downscale(image: RawImage): RawImage {
   return { pixels: out, width: w, height: h, channels };
 }
 
-function toPng(image: RawImage): { png: Uint8Array; width: number; height: number } {
+function toPng(image: RawImage): { bytes: Uint8Array; mediaType: 'image/png'; width: number; height: number } {
   const small = downscale(image);
-  return { png: encodePng(small.pixels, small.width, small.height, small.channels), width: small.width, height: small.height };
+  return {
+    bytes: encodePng(small.pixels, small.width, small.height, small.channels),
+    mediaType: 'image/png',
+    width: small.width,
+    height: small.height,
+  };
 }

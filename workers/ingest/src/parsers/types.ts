@@ -29,15 +29,25 @@ export interface Block {
   continues?: boolean;
 }
 
+/**
+ * How an image is stored and sent to the vision model. Figures and scanned pages are encoded as PNG;
+ * an uploaded JPEG or WebP is kept as it came, since decoding a photograph in a worker costs seconds
+ * and re-encoding it makes it larger, while every vision model reads both.
+ */
+export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/webp';
+
+/** The file extension an image of each type is stored under. */
+export const IMAGE_EXTENSIONS: Record<ImageMediaType, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
 export interface ExtractedImage {
-  /** PNG bytes. */
-  png: Uint8Array;
+  bytes: Uint8Array;
+  mediaType: ImageMediaType;
   width: number;
   height: number;
   /** 1-based page or slide it appears on, when known. */
   page?: number;
-  /** A figure inside the document, or a whole page that has no text layer. */
-  origin: 'figure' | 'scanned_page';
+  /** A figure inside the document, a whole page that has no text layer, or an image that is the whole document. */
+  origin: 'figure' | 'scanned_page' | 'image';
 }
 
 export interface ParsedDocument {

@@ -3,6 +3,7 @@ import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
 import { documentContext } from '#retrieval/document-context.ts';
+import { IMAGE_EXTENSIONS, type ImageMediaType } from '../parsers/types.ts';
 import { encodeRows, indexable, vectorRecord, writeCopies } from './chunk-copies.ts';
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
@@ -28,7 +29,8 @@ export async function embedBatch(
   for (const row of rows) {
     if (row.chunk_type !== 'image_description' || row.text !== null) continue;
     try {
-      const text = await deps.models.describeImage(await deps.store.get(row.image_path as string));
+      const path = row.image_path as string;
+      const text = await deps.models.describeImage(await deps.store.get(path), imageMediaType(path));
       described.push({ index: row.chunk_index, text });
       row.text = text;
     } catch (error) {
@@ -70,8 +72,16 @@ export async function embedBatch(
   await finishIfComplete(deps, job);
 }
 
+/** Images are stored under their type's extension (extract.ts); those stored before that are all PNGs. */
+function imageMediaType(path: string): ImageMediaType {
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  const found = Object.entries(IMAGE_EXTENSIONS).find(([, known]) => known === ext)?.[0];
+  return (found as ImageMediaType | undefined) ?? 'image/png';
+}
+
 function imageFailure(row: ChunkRow): string {
   const page = row.metadata.page;
+  if (row.metadata.origin === 'image') return 'the image could not be described';
   const kind = row.metadata.origin === 'scanned_page' ? 'scanned page' : 'figure';
   return typeof page === 'number' ? `the ${kind} on page ${page} could not be described` : `a ${kind} could not be described`;
 }

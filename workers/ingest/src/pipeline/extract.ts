@@ -3,7 +3,7 @@ import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { quotaWarning } from '#core/ingest-quota.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
-import { type ExtractedImage, ParseError } from '../parsers/types.ts';
+import { type ExtractedImage, IMAGE_EXTENSIONS, ParseError } from '../parsers/types.ts';
 import { markCopies, writtenWithItsChunk } from './chunk-copies.ts';
 import type { PipelineDeps } from './deps.ts';
 import { embedBatch } from './embed.ts';
@@ -27,11 +27,12 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
   const source = await loadSource(deps, doc);
   const imagesSoFar = await deps.db.imageCount(doc.id);
   const folder = documentFolder(namespaceFor(doc.collection_id, doc.user_id), doc.id);
-  // Each image is stored as soon as it is found, so a range's PNGs are never all in memory.
+  // Each image is stored as soon as it is found, so a range's images are never all in memory.
   const images: { path: string; metadata: Record<string, unknown> }[] = [];
   const storeImage = async (image: ExtractedImage) => {
-    const path = `${folder}/images/${String(imagesSoFar + images.length + 1).padStart(3, '0')}.png`;
-    await deps.store.put(path, image.png, 'image/png');
+    const name = String(imagesSoFar + images.length + 1).padStart(3, '0');
+    const path = `${folder}/images/${name}.${IMAGE_EXTENSIONS[image.mediaType]}`;
+    await deps.store.put(path, image.bytes, image.mediaType);
     images.push({ path, metadata: imageMetadata(image) });
   };
   // Parsed and chunked within the document's budget, which also decides whether pages are left to read.

@@ -15,6 +15,19 @@ const TYPE_BY_MEDIA: Record<string, DocType> = {
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
   'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+  'application/vnd.oasis.opendocument.text': 'odt',
+  'application/vnd.oasis.opendocument.spreadsheet': 'ods',
+  'application/vnd.oasis.opendocument.presentation': 'odp',
+  'application/epub+zip': 'epub',
+  'application/json': 'json',
+  'text/json': 'json',
+  'application/jsonl': 'jsonl',
+  'application/x-ndjson': 'jsonl',
+  'application/x-jsonlines': 'jsonl',
+  'message/rfc822': 'eml',
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/webp': 'webp',
 };
 
 export interface Source {
@@ -57,7 +70,7 @@ export async function loadSource(deps: PipelineDeps, doc: DocumentRow): Promise<
  * still held once: given the bytes themselves, the runtime's fetch copied them whole before sending
  * (measured in workerd: a 40 MB body took 42 MB more; streamed in views, 8 MB).
  */
-function viewsOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+export function viewsOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   let at = 0;
   return new ReadableStream<Uint8Array>(
     {
@@ -78,7 +91,7 @@ const UPLOAD_PIECE = 64 * 1024;
 const MEDIA_TYPE = /^[a-z0-9][\w.+-]{0,63}\/[\w.+-]{1,127}$/;
 
 /** A page says what it is in Content-Type; the URL's extension decides for generic types. The bytes must agree. */
-function typeOfPage(contentType: string | null, url: string, bytes: Uint8Array): DocType {
+export function typeOfPage(contentType: string | null, url: string, bytes: Uint8Array): DocType {
   const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const fromPath = typeFromExtension(new URL(url).pathname);
   const type = TYPE_BY_MEDIA[media] ?? (media === '' || media === 'application/octet-stream' ? fromPath : null);
