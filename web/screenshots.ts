@@ -6,7 +6,9 @@
  * chart has a trend to draw, the conversation's scored records are also copied into the six days
  * before today, with their scores varied (the only rows not made through the API). The settings page
  * shows two API keys (one used) and a key just made, and two webhooks whose receivers, on loopback (a
- * origin trusted for webhooks), answer 204 and 503: one delivery made, one waiting for its retry.
+ * origin trusted for webhooks), answer 204 and 503: one delivery made, one waiting for its retry. The sources page
+ * shows a second collection's two sources, kept in sync from a small site served on loopback (an origin trusted for
+ * URL ingestion): the site, synced twice, and one page, paused; and the site's run history.
  *
  *   npx tsx web/screenshots.ts
  */
@@ -46,7 +48,33 @@ const receiver = createServer((request, response) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
 
-const deployment = await startLocalDeployment({ quiet: true, vars: { WEBHOOK_TRUSTED_ORIGINS: receiverUrl } });
+// The sources' web site: a start page linking to three articles, and a page of notes kept on its own.
+const article = (title: string, text: string, links = '') =>
+  `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p>${links}</main></body></html>`;
+const SITE: Record<string, string> = {
+  '/tides/': article(
+    'Tidal power stations',
+    'The barrages that turn the tide into electricity, one page each.',
+    '<ul><li><a href="/tides/la-rance.html">La Rance</a></li><li><a href="/tides/sihwa.html">Sihwa Lake</a></li>' +
+      '<li><a href="/tides/annapolis.html">Annapolis Royal</a></li></ul>',
+  ),
+  '/tides/la-rance.html': article('La Rance', 'Opened in 1966 in Brittany: 24 turbines, 240 MW, about 500 GWh a year.'),
+  '/tides/sihwa.html': article('Sihwa Lake', 'Opened in 2011 in South Korea: ten turbines on a seawall, 254 MW.'),
+  '/tides/annapolis.html': article('Annapolis Royal', 'Opened in 1984 in Nova Scotia: one Straflo turbine of 20 MW.'),
+  '/notes.html': article('Reading notes', 'Tidal range is largest in funnel-shaped bays such as the Bay of Fundy.'),
+};
+const site = createServer((request, response) => {
+  const page = SITE[request.url ?? ''];
+  if (!page) return void response.writeHead(404).end();
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+});
+await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+
+const deployment = await startLocalDeployment({
+  quiet: true,
+  vars: { WEBHOOK_TRUSTED_ORIGINS: receiverUrl, INGEST_TRUSTED_ORIGINS: siteUrl },
+});
 const browser = await launchChromium();
 try {
   const apiUrl = deployment.api.url;
@@ -64,7 +92,9 @@ try {
   const collection = (await (await call('POST', '/collections/', JSON.stringify({ name: 'Tidal energy' }))).json()) as {
     id: string;
   };
-  await call('POST', '/collections/', JSON.stringify({ name: 'Reading list' }));
+  const readingList = (await (await call('POST', '/collections/', JSON.stringify({ name: 'Reading list' }))).json()) as {
+    id: string;
+  };
   const events = ['ingest.succeeded', 'ingest.failed', 'ingest.partial'];
   await call('POST', '/webhooks/', JSON.stringify({ url: `${receiverUrl}/hooks/archive`, events: ['ingest.succeeded'] }));
   await call('POST', '/webhooks/', JSON.stringify({ url: `${receiverUrl}/hooks/rag`, events, collection_id: collection.id }));
@@ -119,6 +149,29 @@ try {
      where collection_id = ${collection.id} and scored_at is not null`;
   await sql.end();
 
+  // Sources in the reading list (the documents above stay the only ones in "Tidal energy"): the site synced twice, the
+  // page once and then paused.
+  const syncEnded = async (id: string) => {
+    for (let status = 'running'; status === 'running'; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const source = (await (await call('GET', `/sources/${id}`)).json()) as { last_run: { status: string } | null };
+      status = source.last_run?.status ?? 'running';
+    }
+  };
+  const addSource = async (body: object) =>
+    (
+      (await (await call('POST', '/sources/', JSON.stringify({ collection_id: readingList.id, ...body }))).json()) as {
+        id: string;
+      }
+    ).id;
+  const siteSource = await addSource({ url: `${siteUrl}/tides/`, kind: 'site', schedule: 'daily', include: ['/tides/*'] });
+  const pageSource = await addSource({ url: `${siteUrl}/notes.html`, kind: 'url', schedule: 'weekly' });
+  await syncEnded(siteSource);
+  await syncEnded(pageSource);
+  await call('POST', `/sources/${siteSource}/sync`);
+  await syncEnded(siteSource);
+  await call('PATCH', `/sources/${pageSource}`, JSON.stringify({ paused: true }));
+
   const shoot = (page: Page, name: string, fullPage = false) => page.screenshot({ path: join(out, `${name}.png`), fullPage });
   for (const theme of ['light', 'dark'] as const) {
     for (const [label, viewport] of [
@@ -167,6 +220,18 @@ try {
       await page.getByRole('img', { name: 'Daily average scores, from 0 to 1' }).waitFor({ timeout: 30_000 });
       await shoot(page, `quality-${suffix}`, label === 'desktop');
 
+      await page.goto(`${apiUrl}/app/c/${readingList.id}/sources`);
+      const sources = page.getByRole('list', { name: 'Sources', exact: true });
+      await sources.locator('li.source').nth(1).waitFor();
+      await shoot(page, `sources-${suffix}`, label === 'desktop');
+      if (theme === 'light') {
+        await page.getByRole('button', { name: `Run history of ${siteUrl}/tides/` }).click();
+        await page.getByRole('dialog').getByRole('list', { name: 'Runs, newest first' }).locator(':scope > li').nth(1).waitFor();
+        await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+        await shoot(page, `source-runs-${suffix}`);
+        await page.keyboard.press('Escape');
+      }
+
       if (theme === 'light') {
         // Settings: a key made just now (shown once), the keys, and the webhooks with one's deliveries open.
         await page.goto(`${apiUrl}/app/settings`);
@@ -195,4 +260,5 @@ try {
   await browser.close();
   await deployment.stop();
   receiver.close();
+  site.close();
 }

@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/preact-query';
 import type { ComponentChildren, ComponentType } from 'preact';
 import { useEffect } from 'preact/hooks';
-import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { ChatPage } from './chat/ChatPage.tsx';
 import { canWrite, useCollections } from './collections.ts';
 import { CollectionSettings } from './pages/CollectionSettings.tsx';
@@ -65,6 +65,9 @@ function NotFound({ what = 'page' }: { what?: string }) {
 const Home = () => <ChatPage collectionId={null} sessionId={null} personal={false} />;
 const Personal = () => <ChatPage collectionId={null} sessionId={null} personal />;
 const PersonalDocuments = () => <Documents collectionId={null} canWrite owner />;
+// The sources page is a chunk of its own, loaded when first opened: it is no part of the first page's weight.
+const Sources = lazy(() => import('./sources/SourcesPage.tsx'));
+const PersonalSources = () => <Sources collectionId={null} />;
 // Keyed by chat: a new chat, or another one, starts from a clean page.
 const CollectionChat = ({ params }: { params: { id: string; session?: string } }) => (
   <ChatPage key={params.session ?? params.id} collectionId={params.id} sessionId={params.session ?? null} personal={false} />
@@ -74,6 +77,9 @@ const DocumentsPage = ofCollection(({ collectionId, canWrite, owner }) => (
 ));
 const SharingPage = ofCollection(({ collectionId, owner }) => (owner ? <Sharing collectionId={collectionId} /> : <NotFound />));
 const QualityPage = ofCollection(({ collectionId, owner }) => <Quality collectionId={collectionId} isOwner={owner} />);
+const SourcesPage = ofCollection(({ collectionId, canWrite }) =>
+  canWrite ? <Sources collectionId={collectionId} /> : <NotFound />,
+);
 const CollectionSettingsPage = ofCollection(CollectionSettings);
 
 function Pages() {
@@ -86,10 +92,12 @@ function Pages() {
         <Route path="/app/" component={Home} />
         <Route path="/app/personal" component={Personal} />
         <Route path="/app/personal/documents" component={PersonalDocuments} />
+        <Route path="/app/personal/sources" component={PersonalSources} />
         <Route path="/app/collections" component={Collections} />
         <Route path="/app/c/:id" component={CollectionChat} />
         <Route path="/app/c/:id/chat/:session" component={CollectionChat} />
         <Route path="/app/c/:id/documents" component={DocumentsPage} />
+        <Route path="/app/c/:id/sources" component={SourcesPage} />
         <Route path="/app/c/:id/sharing" component={SharingPage} />
         <Route path="/app/c/:id/quality" component={QualityPage} />
         <Route path="/app/c/:id/settings" component={CollectionSettingsPage} />

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { chatTitle, type Listed, useCollections, useSessions } from '../collections.ts';
+import { canWrite, chatTitle, type Listed, useCollections, useSessions } from '../collections.ts';
 import { Failure } from '../Failure.tsx';
 
 /** Where the address says the reader is: which collection (or the personal space), which chat, which page. */
@@ -27,6 +27,7 @@ function CollectionPages({ collection, place }: { collection: Listed; place: Pla
   const sessions = useSessions(collection.id);
   const pages: [string, string][] = [
     ['documents', 'Documents'],
+    ...(canWrite(collection) ? ([['sources', 'Sources']] as [string, string][]) : []),
     ...(collection.shared ? [] : ([['sharing', 'Sharing']] as [string, string][])),
     ['quality', 'Quality'],
     ['settings', 'Settings'],
@@ -110,6 +111,11 @@ export function Sidebar({ place }: { place: Place }) {
           <li>
             <a href="/app/personal/documents" aria-current={current(place.path === '/app/personal/documents')}>
               Documents
+            </a>
+          </li>
+          <li>
+            <a href="/app/personal/sources" aria-current={current(place.path === '/app/personal/sources')}>
+              Sources
             </a>
           </li>
         </ul>
