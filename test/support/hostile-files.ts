@@ -378,6 +378,26 @@ export const HOSTILE_FILES: HostileFile[] = [
     bytes: () => pngBomb(100_000, 100_000),
   },
   {
+    name: 'json-deep-nesting',
+    type: 'json',
+    what: '1,000,000 nested arrays (2 MB)',
+    bytes: () => utf8(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`),
+  },
+  {
+    name: 'json-5mb-records',
+    type: 'json',
+    what: 'an array of 120,000 small records (4.9 MB), parsed whole',
+    bytes: () => utf8(`[${Array.from({ length: 120_000 }, (_, i) => `{"id":${i},"name":"item ${i}","ok":true}`).join(',')}]`),
+    benchOnly: true,
+  },
+  {
+    name: 'jsonl-300k-records',
+    type: 'jsonl',
+    what: '300,000 records of one line each (15 MB), past the 8 MB read',
+    bytes: () => utf8(Array.from({ length: 300_000 }, (_, i) => `{"id":${i},"name":"record ${i}","tags":["a","b"]}\n`).join('')),
+    benchOnly: true,
+  },
+  {
     name: 'csv-header-repeat',
     type: 'csv',
     what: 'a header of 50 fields of 2,000 characters over 20,000 rows',

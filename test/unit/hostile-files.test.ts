@@ -60,6 +60,7 @@ const EXPECTED: Record<string, { status: RunOutcome['status']; message?: RegExp;
   'html-nested-55k': { status: 'succeeded' },
   'html-unclosed-tags': { status: 'succeeded' },
   'csv-header-repeat': { status: 'partial', message: CHARS },
+  'json-deep-nesting': { status: 'failed', message: /^The JSON is nested more than 64 levels deep and cannot be read$/ },
   'png-pixel-bomb': {
     status: 'failed',
     message: /^The image is 100000 × 100000 pixels; at most 50 megapixels can be read$/,

@@ -4,6 +4,7 @@ import { parseCsv } from './csv.ts';
 import { readDocx } from './docx.ts';
 import { parseHtml } from './html.ts';
 import { parseImage } from './image.ts';
+import { parseJson, parseJsonLines } from './json.ts';
 import { handingOverImages, type OoxmlText, withImages } from './ooxml.ts';
 import { parsePdf } from './pdf.ts';
 import { readPptx } from './pptx.ts';
@@ -91,6 +92,10 @@ function dispatch(
       return parseText(bytes, type, limits);
     case 'html':
       return parseHtml(bytes, source.contentType ?? null, source.url ?? '', limits);
+    case 'json':
+      return parseJson(bytes, limits);
+    case 'jsonl':
+      return parseJsonLines(bytes, limits);
     case 'png':
     case 'jpeg':
     case 'webp':
