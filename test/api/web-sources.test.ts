@@ -50,7 +50,7 @@ async function openSources(page: Page, user: TestUser, path: string) {
 /** Adds `url` through the form, as one page or as a site. */
 async function addThroughForm(page: Page, url: string, kind: 'page' | 'site' = 'page') {
   const form = page.getByRole('form', { name: 'Add a source' });
-  await form.getByLabel('Address').fill(url);
+  await form.getByLabel('Address', { exact: true }).fill(url);
   if (kind === 'page') await form.getByLabel('This page only').check();
   await form.getByRole('button', { name: 'Add source' }).click();
 }
@@ -78,7 +78,7 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
     await form.getByLabel('Sync by itself').selectOption({ label: 'Every day' });
     await addThroughForm(page, ARTICLE);
     await expect.poll(() => notice(page).textContent()).toBe(`Added ${ARTICLE}: its first sync is running.`);
-    expect(await form.getByLabel('Address').inputValue()).toBe('');
+    expect(await form.getByLabel('Address', { exact: true }).inputValue()).toBe('');
 
     const added = card(page, ARTICLE);
     await added.waitFor();

@@ -33,7 +33,7 @@ export function SourceCard({
   const pause = source.paused ? 'Resume' : 'Pause';
   return (
     <li class="card source" data-paused={source.paused} data-status={run?.status ?? 'none'}>
-      <div class="grow stack-tight">
+      <div class="stack-tight">
         <span class="row tight">
           <a href={source.url} target="_blank" rel="noopener noreferrer" class="url source-url">
             {source.url}
