@@ -618,6 +618,165 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/sources': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List sources
+     * @description Newest first: a collection's (`collection_id`), the personal space's (`personal`), or without either every
+     *     source the caller may manage. A key restricted to a collection lists that collection's only. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    get: operations['listSources'];
+    put?: never;
+    /**
+     * Add a source to keep in sync
+     * @description A single URL (`kind: "url"`) or a site (`kind: "site"`): the pages a crawl from `url` finds by its links and
+     *     its sitemap, within `max_pages` (default 200, at most 2,000), `max_depth` (default 3), the `include` and `exclude` path
+     *     patterns and `allowed_origins` (default: the start URL's origin). Each page becomes a document whose name and source
+     *     are its URL. The first sync starts at once (`last_run`); `schedule` syncs it again hourly, daily or weekly.
+     *
+     *     The crawler is polite: it reads each origin's robots.txt for the user agent `rag-service-crawler` (its requests say
+     *     `rag-service-crawler/1.0 (+https://github.com/rag-service/rag-service#sources)`) and never fetches a disallowed page; it waits between fetches from one host (the operator's
+     *     CRAWL_HOST_DELAY_MS, or the site's `Crawl-delay` if longer) with at most CRAWL_HOST_CONCURRENCY at once. Every URL and
+     *     every redirect passes the same address rules as `POST /ingest/url` (422 `url_refused` for the start URL now; a
+     *     page refused later fails in its run), and the crawl never leaves the allowed origins. URLs are compared without
+     *     fragments, default ports, `utm_` and other tracking parameters, or a trailing slash, and a page's canonical link
+     *     names it: no page is fetched twice in a sync.
+     *
+     *     A sync asks again with `If-None-Match` and `If-Modified-Since`, then compares the content's SHA-256: an unchanged
+     *     page is neither parsed nor embedded again; a changed one becomes a new version of its document (the replace path of
+     *     `replace_document_id`). A page found gone (404, 410, or no longer linked within the limits) at two syncs in a row
+     *     is removed with its document. Its documents count against the creator's daily chunk quota (429 here when it is
+     *     used up; a sync that reaches it stops `partial`). A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    post: operations['createSource'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sources/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a source and its latest sync
+     * @description While a sync runs, `last_run.counts` move as pages are fetched. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    get: operations['getSource'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a source and its documents
+     * @description Removes the source, its sync history, and every document it made, with their vectors and files: they stop
+     *     being listed or searched at once. A sync under way stops. After a failure part-way, what is left is finished by the
+     *     ingest worker's sweep. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    delete: operations['deleteSource'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a source’s schedule or limits, or pause it
+     * @description Any of the crawl's limits and patterns, `schedule` and `paused`. A new schedule (or a resumed source) counts
+     *     its next sync from now; a paused source is not synced on its schedule, though `POST /sources/{id}/sync` still syncs it.
+     *     The changes apply from the next sync. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    patch: operations['updateSource'];
+    trace?: never;
+  };
+  '/sources/{id}/sync': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sync a source now
+     * @description Starts a sync (a paused source too). 409 while one is running; 429 when the creator's daily quota is used
+     *     up. Watch it at `GET /sources/{id}` or `/runs`, or register a webhook for `source.synced`. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    post: operations['syncSource'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sources/{id}/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A source’s sync history
+     * @description Every sync, newest first, with its counts and the pages that failed or were removed. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    get: operations['listSourceRuns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/sources/{id}/pages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A source’s pages
+     * @description Every page the source knows, by URL, with its document and when it was last fetched and last changed. A collection's sources are managed by its owner and by members holding `ingest` (anyone else 403; a
+     *     collection that does not exist 404); a personal source by its creator alone (404 to anyone else).
+     *
+     *     **Credentials:** a bearer token, or an API key with the `ingest` scope.
+     */
+    get: operations['listSourcePages'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/query': {
     parameters: {
       query?: never;
@@ -993,7 +1152,7 @@ export interface components {
       occurred_at: string;
     };
     /** @enum {string} */
-    WebhookEvent: 'ingest.succeeded' | 'ingest.failed' | 'ingest.partial';
+    WebhookEvent: 'ingest.succeeded' | 'ingest.failed' | 'ingest.partial' | 'source.synced';
     /** @description One Server-Sent Event of `POST /query/`: `event` is its `event:` field, `data` its one `data:` line parsed as JSON. */
     QueryEvent:
       | {
@@ -1251,6 +1410,24 @@ export interface components {
        * @example 2022-07-29
        */
       document_date: string | null;
+      /**
+       * Format: uuid
+       * @description The source (`/sources`) whose sync made it; null for uploads and single URLs
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      source_id: string | null;
+      /**
+       * Format: date-time
+       * @description A source’s page: when its sync last fetched it
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      last_fetched_at: string | null;
+      /**
+       * Format: date-time
+       * @description A source’s page: when its sync last found it changed
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      last_changed_at: string | null;
     };
     /**
      * @description A flat JSON object: at most 32 keys, each letters, digits and `_` (not starting with a
@@ -1576,6 +1753,147 @@ export interface components {
     };
     /** @enum {string} */
     JobStatus: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
+    CreateSource: {
+      /**
+       * @description `url`: one page (or file) kept in sync; `site`: the pages a crawl from `url` finds
+       * @default site
+       * @enum {string}
+       */
+      kind?: 'site' | 'url';
+      /**
+       * @description The page, or the start of the site
+       * @example https://docs.example.com/
+       */
+      url: string;
+      /** @description Omitted, null or empty: the caller’s personal namespace. */
+      collection_id?: string | null;
+      schedule?: components['schemas']['SourceSchedule'];
+      metadata?: components['schemas']['DocumentMetadata'] & unknown;
+      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
+      sitemap_url?: string | null;
+      /** @description Pages one sync may find, at most 2,000 (default 200) */
+      max_pages?: number;
+      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
+      max_depth?: number;
+      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
+      include?: string[];
+      /** @description Path patterns never crawled (they win over `include`) */
+      exclude?: string[];
+      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
+      allowed_origins?: string[];
+    };
+    /**
+     * @description How often the service syncs it by itself: `hourly`, `daily`, `weekly`, or null (only on demand).
+     * @enum {string|null}
+     */
+    SourceSchedule: 'hourly' | 'daily' | 'weekly' | null;
+    UpdateSource: {
+      schedule?: components['schemas']['SourceSchedule'];
+      paused?: boolean;
+      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
+      sitemap_url?: string | null;
+      /** @description Pages one sync may find, at most 2,000 (default 200) */
+      max_pages?: number;
+      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
+      max_depth?: number;
+      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
+      include?: string[];
+      /** @description Path patterns never crawled (they win over `include`) */
+      exclude?: string[];
+      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
+      allowed_origins?: string[];
+    };
+    DeletedSource: {
+      deleted: string;
+      documents_removed: number;
+    };
+    SourceRun: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      id: string;
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      source_id: string;
+      /**
+       * @description What started it
+       * @enum {string}
+       */
+      trigger: 'created' | 'manual' | 'schedule';
+      /**
+       * @description `running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL could not be read (nothing is removed then); `cancelled` when the source was deleted or paused
+       * @enum {string}
+       */
+      status: 'running' | 'succeeded' | 'partial' | 'failed' | 'cancelled';
+      counts: components['schemas']['SourceRunCounts'];
+      /** @description The first 100 pages that failed or were removed, with why, in plain words */
+      errors: {
+        url: string;
+        message: string;
+      }[];
+      /** @description Why the run ended as it did, when not plainly `succeeded` */
+      message: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      started_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      finished_at: string | null;
+    };
+    SourceRunCounts: {
+      /** @description Pages the crawl found within its limits */
+      found: number;
+      /** @description Pages requested (a 304 Not Modified counts) */
+      fetched: number;
+      /** @description New pages, each a new document */
+      added: number;
+      /** @description Pages whose content changed: a new version of their document */
+      changed: number;
+      /** @description Pages not modified: neither parsed nor embedded again */
+      unchanged: number;
+      /** @description Pages that could not be fetched or stored (see `errors`) */
+      failed: number;
+      /** @description Pages robots.txt disallows: never fetched */
+      skipped: number;
+      /** @description Known pages this sync found gone (404, 410, or no longer linked) */
+      gone: number;
+      /** @description Pages gone for a second sync in a row: their documents were removed */
+      removed: number;
+    };
+    SourcePage: {
+      url: string;
+      /**
+       * Format: uuid
+       * @description Its current document; null until first stored
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      document_id: string | null;
+      title: string | null;
+      /**
+       * @description How the latest sync found it (`pending`: not reached yet by the sync under way; `skipped`: disallowed by robots.txt, never fetched). A page gone (404, 410, or no longer linked within the limits) at two syncs in a row is removed.
+       * @enum {string}
+       */
+      status: 'ok' | 'pending' | 'failed' | 'gone' | 'skipped';
+      /** @description Why it failed or is gone, in plain words */
+      error: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      last_fetched_at: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      last_changed_at: string | null;
+    };
     QueryRequest: {
       /** @example How does a tidal barrage work? */
       question: string;
@@ -4881,6 +5199,727 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['IngestJob'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listSources: {
+    parameters: {
+      query?: {
+        /** @description One collection’s sources, or `personal` for the personal namespace’s. Omitted: every source the caller may manage. */
+        collection_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Sources */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Source'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateSource'];
+      };
+    };
+    responses: {
+      /** @description The source, its first sync running */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Source'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The source */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Source'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deleteSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The deleted source, and how many documents went with it */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeletedSource'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An upstream service failed. */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  updateSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateSource'];
+      };
+    };
+    responses: {
+      /** @description The source as it is now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Source'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  syncSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sync, started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SourceRun'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request conflicts with the resource’s state (a job that has already ended, a document being replaced). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listSourceRuns: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–200 (default 20) */
+        limit?: number;
+        /** @description Items to skip, ≥ 0 */
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SourceRun'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listSourcePages: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1–200 (default 100) */
+        limit?: number;
+        /** @description Items to skip, ≥ 0 */
+        offset?: number;
+      };
+      header?: never;
+      path: {
+        /** @description Source id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Pages */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SourcePage'][];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */

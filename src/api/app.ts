@@ -16,6 +16,7 @@ import { registerKeyRoutes } from './routes/keys.ts';
 import { registerPageRoutes } from './routes/pages.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
+import { registerSourceRoutes } from './routes/sources.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { zodIssues } from './validation.ts';
@@ -84,6 +85,7 @@ export function createApp(): App {
   registerSharingRoutes(app);
   registerChatRoutes(app);
   registerIngestRoutes(app);
+  registerSourceRoutes(app);
   registerQueryRoutes(app);
   registerEvalRoutes(app);
   registerKeyRoutes(app);

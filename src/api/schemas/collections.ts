@@ -100,6 +100,11 @@ export const DocumentSchema = z
       description: 'The file’s own date, YYYY-MM-DD (PDF CreationDate, Office dcterms:created); null when it carries none',
       example: '2022-07-29',
     }),
+    source_id: Id.nullable().openapi({
+      description: 'The source (`/sources`) whose sync made it; null for uploads and single URLs',
+    }),
+    last_fetched_at: Timestamp.nullable().openapi({ description: 'A source’s page: when its sync last fetched it' }),
+    last_changed_at: Timestamp.nullable().openapi({ description: 'A source’s page: when its sync last found it changed' }),
   })
   .openapi('Document');
 

@@ -35,6 +35,9 @@ export interface ListedDocument {
   metadata: DocumentMetadata;
   title: string | null;
   document_date: string | null;
+  source_id: string | null;
+  last_fetched_at: string | null;
+  last_changed_at: string | null;
 }
 
 export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'> & { purge: Purge }) {
@@ -59,6 +62,9 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
       metadata: row.metadata ?? {},
       title: row.title,
       document_date: row.document_date,
+      source_id: row.source_id ?? null,
+      last_fetched_at: row.fetched_at ?? null,
+      last_changed_at: row.changed_at ?? null,
     }));
   }
 

@@ -11,6 +11,9 @@ import { createJobRepo } from '#core/db/jobs.ts';
 import { createMemberRepo } from '#core/db/members.ts';
 import { createSessionRepo } from '#core/db/sessions.ts';
 import { createShareRepo } from '#core/db/shares.ts';
+import { createPageRepo } from '#core/db/source-pages.ts';
+import { createRunRepo } from '#core/db/source-runs.ts';
+import { createSourceRepo } from '#core/db/sources.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { createWebhookRepo } from '#core/db/webhooks.ts';
 import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
@@ -30,6 +33,7 @@ import { createEvalService } from './evals.ts';
 import { createIngestService } from './ingest.ts';
 import { createPurge } from './purge.ts';
 import { createSharingService } from './sharing.ts';
+import { createSourceService } from './sources.ts';
 import { createWebhookService } from './webhooks.ts';
 
 /** Everything a request may use, built per request around its database client. */
@@ -88,6 +92,19 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
       quota: createQuotaRepo(sql),
       chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
       store: adapters.store,
+      queue: adapters.queue,
+      workerUrl: config.INGEST_WORKER_URL ?? null,
+      checkUrl,
+    }),
+    sources: createSourceService({
+      access: deps.access,
+      sources: createSourceRepo(sql),
+      runs: createRunRepo(sql),
+      pages: createPageRepo(sql),
+      documents: deps.documents,
+      purge,
+      usedToday: createQuotaRepo(sql).usedToday,
+      chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
       queue: adapters.queue,
       workerUrl: config.INGEST_WORKER_URL ?? null,
       checkUrl,

@@ -30,6 +30,10 @@ export interface DocumentRow {
   metadata: Record<string, string | number | boolean | string[]>;
   /** Set when its deletion began: from then on it is not listed, searched or replaced, and a DELETE finishes it. */
   deleting_at: string | null;
+  /** The source whose crawl made it (issue 24), and when that last fetched the page and last found it changed. */
+  source_id: string | null;
+  fetched_at: string | null;
+  changed_at: string | null;
   created_at: string;
 }
 

@@ -2,7 +2,7 @@ import type { Queue, QueuedMessage } from '../adapters/queue.ts';
 import type { DeliveryRepo } from '../db/webhook-deliveries.ts';
 import { FAILURE_PATH } from './ingest.ts';
 
-export const WEBHOOK_EVENTS = ['ingest.succeeded', 'ingest.failed', 'ingest.partial'] as const;
+export const WEBHOOK_EVENTS = ['ingest.succeeded', 'ingest.failed', 'ingest.partial', 'source.synced'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The body a receiver gets: the job's ending (src/core/db/job-endings.ts writes it). */

@@ -50,6 +50,13 @@ export interface GuardedFetchOptions {
   maxBytes: number;
   fetchImpl?: typeof fetch;
   userAgent?: string;
+  /** Request headers besides the user agent and Accept: a crawl's If-None-Match and If-Modified-Since. */
+  headers?: Record<string, string>;
+  /**
+   * A further rule for every hop (a crawl's allowed origins): a refusal message, or null to go on. Only
+   * reached by URLs the address policy allows.
+   */
+  checkHop?: (url: URL) => string | null;
 }
 
 export interface FetchedPage {
@@ -58,6 +65,9 @@ export interface FetchedPage {
   status: number;
   contentType: string | null;
   bytes: Uint8Array;
+  /** Validators for a later conditional request. */
+  etag?: string | null;
+  lastModified?: string | null;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -95,6 +105,7 @@ async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSigna
         redirect: 'manual',
         signal,
         headers: {
+          ...opts.headers,
           'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT,
           accept: 'text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5',
         },
@@ -114,6 +125,18 @@ async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSigna
       }
       continue;
     }
+    const validators = { etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified') };
+    // Only a conditional request can be answered 304, and it has no body.
+    if (response.status === 304 && opts.headers) {
+      await response.body?.cancel();
+      return {
+        url: url.href,
+        status: 304,
+        contentType: response.headers.get('content-type'),
+        bytes: new Uint8Array(),
+        ...validators,
+      };
+    }
     if (response.status < 200 || response.status > 299) {
       await response.body?.cancel();
       throw new FetchFailed('http_status', `The URL could not be reached (HTTP ${response.status})`, response.status);
@@ -122,7 +145,7 @@ async function follow(raw: string, opts: GuardedFetchOptions, signal: AbortSigna
       if (error instanceof FetchRefused || signal.aborted) throw error;
       throw new FetchFailed('unreachable', 'The connection was lost while the page was downloading');
     });
-    return { url: url.href, status: response.status, contentType: response.headers.get('content-type'), bytes };
+    return { url: url.href, status: response.status, contentType: response.headers.get('content-type'), bytes, ...validators };
   }
 }
 
@@ -139,7 +162,11 @@ async function allowedUrl(raw: string, isRedirect: boolean, opts: GuardedFetchOp
     }
     throw error;
   }
-  if (verdict.ok) return verdict.url;
+  if (verdict.ok) {
+    const refusal = opts.checkHop?.(verdict.url);
+    if (refusal === null || refusal === undefined) return verdict.url;
+    throw new FetchRefused(isRedirect ? 'redirect_not_allowed' : 'url_not_allowed', refusal);
+  }
   if (!isRedirect) throw new FetchRefused('url_not_allowed', verdict.reason);
   if (verdict.code === 'private_address')
     throw new FetchRefused('redirect_not_allowed', 'The URL redirected to a private address');
