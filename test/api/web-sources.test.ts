@@ -59,12 +59,20 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
   it('adds a page through the form, shows its sync live to the end, syncs again, opens the runs, pauses and deletes it', async () => {
     const { owner, id } = await ownerWithCollection('Tides on the web');
     const { page, foreign } = await newPage(browser());
+    // The page's code is a chunk of its own, fetched when the page is first opened, not with the first page.
+    const chunks: string[] = [];
+    page.on('request', (request) => {
+      if (/\/assets\/SourcesPage-[\w-]+\.js$/.test(request.url())) chunks.push(request.url());
+    });
     // The way in: the sidebar's link beside Documents.
     await signInInBrowser(page, owner, `/app/c/${id}/documents`);
+    await page.getByRole('heading', { level: 1, name: 'Documents' }).waitFor();
+    expect(chunks).toEqual([]);
     await page.getByRole('list', { name: 'Tides on the web pages' }).getByRole('link', { name: 'Sources' }).click();
     await page.waitForURL(`**/app/c/${id}/sources`);
     await page.getByRole('heading', { level: 1, name: 'Sources' }).waitFor();
     await expect.poll(() => page.textContent('main')).toContain('No sources yet');
+    expect(chunks).toHaveLength(1);
     const sourcePolls: number[] = [];
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/sources') sourcePolls.push(Date.now());
