@@ -146,6 +146,43 @@ export function pngBomb(width: number, height: number): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
+const ODF_NS =
+  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"';
+
+/**
+ * A ZIP package that names its kind in a stored first entry `mimetype` (OpenDocument, EPUB), its
+ * other entries deflated; `spaces` MB of spaces follow the text of `bombed`, whose entry honestly
+ * declares the size it inflates to.
+ */
+export function mimetypePackage(
+  mimetype: string,
+  parts: Record<string, string>,
+  bombed?: { part: string; spaces: number },
+): Uint8Array {
+  const entries: RawEntry[] = [
+    { name: 'mimetype', data: utf8(mimetype), method: 0, size: mimetype.length, crc: crc32(utf8(mimetype)) },
+  ];
+  for (const [name, text] of Object.entries(parts)) {
+    const [before, after] = name === bombed?.part ? text.split('@@') : [text, ''];
+    const data =
+      name === bombed?.part
+        ? Buffer.concat([Buffer.from(before ?? ''), Buffer.alloc(bombed.spaces * 2 ** 20, 32), Buffer.from(after ?? '')])
+        : Buffer.from(text);
+    entries.push(deflatedEntry(name, new Uint8Array(data)));
+  }
+  return rawZip(entries);
+}
+
+/** An OpenDocument whose content.xml holds `body` inside office:body. */
+export function odfDocument(type: 'text' | 'spreadsheet', body: string, bombMb?: number): Uint8Array {
+  const content = `<?xml version="1.0"?><office:document-content ${ODF_NS}><office:body>${body}</office:body></office:document-content>`;
+  return mimetypePackage(
+    `application/vnd.oasis.opendocument.${type}`,
+    { 'content.xml': content },
+    bombMb ? { part: 'content.xml', spaces: bombMb } : undefined,
+  );
+}
+
 function deflatedEntry(name: string, data: Uint8Array): RawEntry {
   return { name, data: new Uint8Array(deflateRawSync(data)), method: 8, size: data.byteLength, crc: crc32(data) };
 }
@@ -396,6 +433,34 @@ export const HOSTILE_FILES: HostileFile[] = [
     what: '300,000 records of one line each (15 MB), past the 8 MB read',
     bytes: () => utf8(Array.from({ length: 300_000 }, (_, i) => `{"id":${i},"name":"record ${i}","tags":["a","b"]}\n`).join('')),
     benchOnly: true,
+  },
+  {
+    name: 'odt-zip-bomb',
+    type: 'odt',
+    what: 'a content.xml that inflates to 100 MB of spaces (100 KB)',
+    bytes: () => odfDocument('text', '<office:text><text:p>Before the bomb.@@</text:p></office:text>', 100),
+  },
+  {
+    name: 'odt-deep-nesting',
+    type: 'odt',
+    what: '30,000 nested sections (a content.xml of 840 KB)',
+    bytes: () =>
+      odfDocument(
+        'text',
+        `<office:text>${'<text:section>'.repeat(30_000)}<text:p>Deep.</text:p>${'</text:section>'.repeat(30_000)}</office:text>`,
+      ),
+  },
+  {
+    name: 'ods-repeated-cells',
+    type: 'ods',
+    what: 'a row of 16,384 repeated cells repeated 1,048,576 times, and a million blank rows',
+    bytes: () =>
+      odfDocument(
+        'spreadsheet',
+        '<office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>Name</text:p></table:table-cell><table:table-cell><text:p>Value</text:p></table:table-cell></table:table-row>' +
+          '<table:table-row table:number-rows-repeated="1048576"><table:table-cell table:number-columns-repeated="16384"><text:p>x</text:p></table:table-cell></table:table-row>' +
+          '<table:table-row table:number-rows-repeated="1000000"><table:table-cell table:number-columns-repeated="16384"/></table:table-row></table:table></office:spreadsheet>',
+      ),
   },
   {
     name: 'csv-header-repeat',

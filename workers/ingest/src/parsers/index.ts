@@ -5,6 +5,7 @@ import { readDocx } from './docx.ts';
 import { parseHtml } from './html.ts';
 import { parseImage } from './image.ts';
 import { parseJson, parseJsonLines } from './json.ts';
+import { readOdf } from './odf.ts';
 import { handingOverImages, type OoxmlText, withImages } from './ooxml.ts';
 import { parsePdf } from './pdf.ts';
 import { readPptx } from './pptx.ts';
@@ -85,6 +86,10 @@ function dispatch(
       return office(readPptx(bytes, limits), source.onImage);
     case 'xlsx':
       return office(readXlsx(bytes, limits), source.onImage);
+    case 'odt':
+    case 'ods':
+    case 'odp':
+      return office(readOdf(bytes, type, limits), source.onImage);
     case 'csv':
       return parseCsv(bytes, limits);
     case 'txt':

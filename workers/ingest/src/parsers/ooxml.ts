@@ -194,7 +194,7 @@ export class ImageCollector {
   private tooLarge = 0;
 
   constructor(
-    private readonly pkg: OoxmlPackage,
+    private readonly pkg: Pick<OoxmlPackage, 'zip'>,
     private readonly limits: ParseLimits,
   ) {}
 

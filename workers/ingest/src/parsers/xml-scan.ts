@@ -40,14 +40,29 @@ const CANONICAL_PREFIX: Record<string, string> = {
   'http://schemas.openxmlformats.org/package/2006/relationships': '',
   'http://schemas.openxmlformats.org/package/2006/content-types': '',
   'urn:schemas-microsoft-com:vml': 'v',
+  // OpenDocument (ODT, ODS, ODP) and EPUB's package files.
+  'urn:oasis:names:tc:opendocument:xmlns:office:1.0': 'office',
+  'urn:oasis:names:tc:opendocument:xmlns:text:1.0': 'text',
+  'urn:oasis:names:tc:opendocument:xmlns:table:1.0': 'table',
+  'urn:oasis:names:tc:opendocument:xmlns:drawing:1.0': 'draw',
+  'urn:oasis:names:tc:opendocument:xmlns:presentation:1.0': 'presentation',
+  'urn:oasis:names:tc:opendocument:xmlns:meta:1.0': 'meta',
+  'urn:oasis:names:tc:opendocument:xmlns:manifest:1.0': 'manifest',
+  'http://www.w3.org/1999/xlink': 'xlink',
+  'http://purl.org/dc/elements/1.1/': 'dc',
+  'urn:oasis:names:tc:opendocument:xmlns:container': '',
+  'http://www.idpf.org/2007/opf': '',
 };
 
 const ALTERNATE_CONTENT = 'mc:AlternateContent';
 
 /** Whitespace-only text is dropped except inside text runs, where a lone space is content. */
 function keepsWhitespace(name: string): boolean {
-  return name === 't' || name.endsWith(':t') || name === 'w:delText' || name === 'w:instrText';
+  return name === 't' || name.endsWith(':t') || name === 'w:delText' || name === 'w:instrText' || ODF_TEXT.has(name);
 }
+
+/** OpenDocument's paragraphs and spans: a space between two spans is a word break. */
+const ODF_TEXT = new Set(['text:p', 'text:h', 'text:span', 'text:a']);
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
