@@ -173,6 +173,22 @@ export function mimetypePackage(
   return rawZip(entries);
 }
 
+/** An EPUB of the given chapters (XHTML bodies) in spine order; `bombMb` MB of spaces end the first. */
+export function epubBook(chapters: string[], bombMb?: number): Uint8Array {
+  const parts: Record<string, string> = {
+    'META-INF/container.xml':
+      '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+    'OEBPS/book.opf': `<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Generated</dc:title></metadata><manifest>${chapters
+      .map((_, i) => `<item id="c${i}" href="c${i}.xhtml" media-type="application/xhtml+xml"/>`)
+      .join('')}</manifest><spine>${chapters.map((_, i) => `<itemref idref="c${i}"/>`).join('')}</spine></package>`,
+  };
+  chapters.forEach((body, i) => {
+    parts[`OEBPS/c${i}.xhtml`] =
+      `<html xmlns="http://www.w3.org/1999/xhtml"><head><title>c${i}</title></head><body>${body}</body></html>`;
+  });
+  return mimetypePackage('application/epub+zip', parts, bombMb ? { part: 'OEBPS/c0.xhtml', spaces: bombMb } : undefined);
+}
+
 /** An OpenDocument whose content.xml holds `body` inside office:body. */
 export function odfDocument(type: 'text' | 'spreadsheet', body: string, bombMb?: number): Uint8Array {
   const content = `<?xml version="1.0"?><office:document-content ${ODF_NS}><office:body>${body}</office:body></office:document-content>`;
@@ -439,6 +455,20 @@ export const HOSTILE_FILES: HostileFile[] = [
     type: 'odt',
     what: 'a content.xml that inflates to 100 MB of spaces (100 KB)',
     bytes: () => odfDocument('text', '<office:text><text:p>Before the bomb.@@</text:p></office:text>', 100),
+  },
+  {
+    name: 'epub-zip-bomb',
+    type: 'epub',
+    what: 'a chapter that inflates to 100 MB of spaces (100 KB)',
+    bytes: () => epubBook(['<h1>Before the bomb</h1><p>Text.@@</p>', '<p>After.</p>'], 100),
+  },
+  {
+    name: 'epub-2000-chapters',
+    type: 'epub',
+    what: '1,990 chapters of 1,000 nested divs each, through the HTML reader',
+    bytes: () =>
+      epubBook(Array.from({ length: 1_990 }, (_, i) => `${'<div>'.repeat(1_000)}Chapter ${i}.${'</div>'.repeat(1_000)}`)),
+    benchOnly: true,
   },
   {
     name: 'odt-deep-nesting',

@@ -92,6 +92,26 @@ export function parseHtml(
   return budget.finish({ blocks: withTitle(blocks, title), images: [], warnings, ...properties(title, undefined) });
 }
 
+/**
+ * An HTML document read whole by its structure, without Readability or dropping any chrome: an EPUB
+ * chapter or an email's body, which are all content. Too many elements for a DOM are read in one pass
+ * over the markup, too deep a tree as plain text, as for a page. The budget's stop is the caller's to catch.
+ */
+export function htmlDocumentBlocks(html: string, budget: ParseBudget): { blocks: Block[]; title: string } {
+  if (countStartTags(html, MAX_DOM_ELEMENTS) > MAX_DOM_ELEMENTS) {
+    const page: StreamedPage = { blocks: [], title: '', firstH1: '' };
+    streamedBlocks(html, budget, false, page);
+    return { blocks: page.blocks, title: page.title };
+  }
+  const { document } = parseHTML(asFullDocument(html)) as unknown as { document: DomDocument };
+  const root = document.body ?? document.documentElement;
+  const blocks: Block[] = [];
+  if (!root) return { blocks, title: '' };
+  if (withinShape(root, Number.POSITIVE_INFINITY, MAX_STRUCTURE_DEPTH)) blocks.push(...blocksOf(root, false, budget));
+  else plainTextBlocks(root, budget, blocks);
+  return { blocks, title: collapse(document.title ?? '') };
+}
+
 /** The page's blocks under its title, as the document's level 1. */
 function withTitle(blocks: Block[], title: string): Block[] {
   if (!blocks.length) throw new ParseError('empty', 'The page has no readable text');

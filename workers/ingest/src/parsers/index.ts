@@ -2,6 +2,7 @@ import type { DocType } from '#core/documents/detect-type.ts';
 import { BudgetSpent } from './budget.ts';
 import { parseCsv } from './csv.ts';
 import { readDocx } from './docx.ts';
+import { parseEpub } from './epub.ts';
 import { parseHtml } from './html.ts';
 import { parseImage } from './image.ts';
 import { parseJson, parseJsonLines } from './json.ts';
@@ -90,6 +91,8 @@ function dispatch(
     case 'ods':
     case 'odp':
       return office(readOdf(bytes, type, limits), source.onImage);
+    case 'epub':
+      return parseEpub(bytes, limits);
     case 'csv':
       return parseCsv(bytes, limits);
     case 'txt':
