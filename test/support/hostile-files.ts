@@ -189,6 +189,26 @@ export function epubBook(chapters: string[], bombMb?: number): Uint8Array {
   return mimetypePackage('application/epub+zip', parts, bombMb ? { part: 'OEBPS/c0.xhtml', spaces: bombMb } : undefined);
 }
 
+/** An email whose body is `depth` multiparts nested one inside the other, a line of text at the bottom. */
+export function nestedMultipartEmail(depth: number): Uint8Array {
+  let body = 'Content-Type: text/plain\r\n\r\nThe bottom of the nest.\r\n';
+  for (let i = depth; i > 0; i--) {
+    body = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${body}--b${i}--\r\n`;
+  }
+  return utf8(`From: a@example.com\r\nTo: b@example.com\r\nSubject: Nested\r\nMIME-Version: 1.0\r\n${body}`);
+}
+
+/** An email of one multipart with `count` small text attachments. */
+export function manyPartsEmail(count: number): Uint8Array {
+  const parts = Array.from(
+    { length: count },
+    (_, i) => `--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename="n${i}.txt"\r\n\r\nNote ${i}.\r\n`,
+  ).join('');
+  return utf8(
+    `From: a@example.com\r\nTo: b@example.com\r\nSubject: Many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n`,
+  );
+}
+
 /** An OpenDocument whose content.xml holds `body` inside office:body. */
 export function odfDocument(type: 'text' | 'spreadsheet', body: string, bombMb?: number): Uint8Array {
   const content = `<?xml version="1.0"?><office:document-content ${ODF_NS}><office:body>${body}</office:body></office:document-content>`;
@@ -469,6 +489,33 @@ export const HOSTILE_FILES: HostileFile[] = [
     bytes: () =>
       epubBook(Array.from({ length: 1_990 }, (_, i) => `${'<div>'.repeat(1_000)}Chapter ${i}.${'</div>'.repeat(1_000)}`)),
     benchOnly: true,
+  },
+  {
+    name: 'eml-mime-bomb',
+    type: 'eml',
+    what: '10,000 multiparts nested one inside the other (690 KB)',
+    bytes: () => nestedMultipartEmail(10_000),
+  },
+  {
+    name: 'eml-20000-attachments',
+    type: 'eml',
+    what: 'one multipart of 20,000 text attachments (2 MB)',
+    bytes: () => manyPartsEmail(20_000),
+  },
+  {
+    name: 'eml-attached-emails',
+    type: 'eml',
+    what: 'an email attached inside an email, 6 deep, base64 each time',
+    bytes: () => {
+      let mail = utf8('From: a@example.com\r\nTo: b@example.com\r\nSubject: Innermost\r\n\r\nThe innermost text.\r\n');
+      for (let i = 0; i < 6; i++) {
+        const encoded = Buffer.from(mail).toString('base64');
+        mail = utf8(
+          `From: a@example.com\r\nTo: b@example.com\r\nSubject: Level ${i}\r\nContent-Type: multipart/mixed; boundary="z"\r\n\r\n--z\r\nContent-Type: text/plain\r\n\r\nLevel ${i}.\r\n--z\r\nContent-Type: message/rfc822; name="m${i}.eml"\r\nContent-Disposition: attachment; filename="m${i}.eml"\r\nContent-Transfer-Encoding: base64\r\n\r\n${encoded}\r\n--z--\r\n`,
+        );
+      }
+      return mail;
+    },
   },
   {
     name: 'odt-deep-nesting',

@@ -2,6 +2,7 @@ import type { DocType } from '#core/documents/detect-type.ts';
 import { BudgetSpent } from './budget.ts';
 import { parseCsv } from './csv.ts';
 import { readDocx } from './docx.ts';
+import { parseEml } from './eml.ts';
 import { parseEpub } from './epub.ts';
 import { parseHtml } from './html.ts';
 import { parseImage } from './image.ts';
@@ -23,6 +24,8 @@ export interface DocumentSource {
   transferBytes?: boolean;
   /** PDFs and Office files hand over each image as it is found rather than in the result. */
   onImage?: (image: ExtractedImage) => Promise<void>;
+  /** For an email's attachment: how many emails it is attached inside (eml.ts caps it). */
+  emailDepth?: number;
 }
 
 const UNREADABLE = 'The file could not be read: it may be corrupt';
@@ -93,6 +96,8 @@ function dispatch(
       return office(readOdf(bytes, type, limits), source.onImage);
     case 'epub':
       return parseEpub(bytes, limits);
+    case 'eml':
+      return parseEml(bytes, limits, source);
     case 'csv':
       return parseCsv(bytes, limits);
     case 'txt':

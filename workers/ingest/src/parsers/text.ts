@@ -84,7 +84,7 @@ export function parseText(bytes: Uint8Array, kind: 'txt' | 'md', limits: ParseLi
  * than a block may be is cut into pieces first, each tidied alone and marked as reading on, so
  * that an 8 MB file of one paragraph is never copied whole.
  */
-function plainBlocks(text: string, budget: ParseBudget, blocks: Block[]): void {
+export function plainBlocks(text: string, budget: ParseBudget, blocks: Block[]): void {
   for (const chunk of text.split(/\r?\n[ \t\f\v]*(?:\r?\n[ \t\f\v]*)+|\r[ \t]*\r/)) {
     budget.work();
     let first = true;
