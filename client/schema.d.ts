@@ -1753,61 +1753,64 @@ export interface components {
     };
     /** @enum {string} */
     JobStatus: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
-    CreateSource: {
+    WebSource: {
       /**
-       * @description `url`: one page (or file) kept in sync; `site`: the pages a crawl from `url` finds
-       * @default site
-       * @enum {string}
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
        */
-      kind?: 'site' | 'url';
+      id: string;
       /**
-       * @description The page, or the start of the site
-       * @example https://docs.example.com/
+       * Format: uuid
+       * @description Null for the personal namespace
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
        */
+      collection_id: string | null;
+      /** @enum {string} */
+      kind: 'site' | 'url';
       url: string;
-      /** @description Omitted, null or empty: the caller’s personal namespace. */
-      collection_id?: string | null;
-      schedule?: components['schemas']['SourceSchedule'];
-      metadata?: components['schemas']['DocumentMetadata'] & unknown;
-      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
-      sitemap_url?: string | null;
-      /** @description Pages one sync may find, at most 2,000 (default 200) */
-      max_pages?: number;
-      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
-      max_depth?: number;
-      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
-      include?: string[];
-      /** @description Path patterns never crawled (they win over `include`) */
-      exclude?: string[];
-      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
-      allowed_origins?: string[];
+      sitemap_url: string | null;
+      max_pages: number;
+      max_depth: number;
+      include: string[];
+      exclude: string[];
+      allowed_origins: string[];
+      schedule: components['schemas']['WebSourceSchedule'];
+      /** @description A paused source is not synced on its schedule; a sync on demand still runs */
+      paused: boolean;
+      metadata: components['schemas']['DocumentMetadata'];
+      /**
+       * Format: date-time
+       * @description When the schedule syncs it next; null without one, or paused
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      next_sync_at: string | null;
+      /** @description Pages it holds as documents now */
+      pages: number;
+      last_run: components['schemas']['WebSourceRun'];
+      /**
+       * Format: uuid
+       * @description Who added it: its documents are theirs, and count against their daily quota
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      created_by: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      updated_at: string;
     };
     /**
      * @description How often the service syncs it by itself: `hourly`, `daily`, `weekly`, or null (only on demand).
      * @enum {string|null}
      */
-    SourceSchedule: 'hourly' | 'daily' | 'weekly' | null;
-    UpdateSource: {
-      schedule?: components['schemas']['SourceSchedule'];
-      paused?: boolean;
-      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
-      sitemap_url?: string | null;
-      /** @description Pages one sync may find, at most 2,000 (default 200) */
-      max_pages?: number;
-      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
-      max_depth?: number;
-      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
-      include?: string[];
-      /** @description Path patterns never crawled (they win over `include`) */
-      exclude?: string[];
-      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
-      allowed_origins?: string[];
-    };
-    DeletedSource: {
-      deleted: string;
-      documents_removed: number;
-    };
-    SourceRun: {
+    WebSourceSchedule: 'hourly' | 'daily' | 'weekly' | null;
+    /** @description The latest sync, running or ended */
+    WebSourceRun: {
       /**
        * Format: uuid
        * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
@@ -1828,7 +1831,7 @@ export interface components {
        * @enum {string}
        */
       status: 'running' | 'succeeded' | 'partial' | 'failed' | 'cancelled';
-      counts: components['schemas']['SourceRunCounts'];
+      counts: components['schemas']['WebSourceRunCounts'];
       /** @description The first 100 pages that failed or were removed, with why, in plain words */
       errors: {
         url: string;
@@ -1846,8 +1849,8 @@ export interface components {
        * @example 2026-11-21T22:33:00.000Z
        */
       finished_at: string | null;
-    };
-    SourceRunCounts: {
+    } | null;
+    WebSourceRunCounts: {
       /** @description Pages the crawl found within its limits */
       found: number;
       /** @description Pages requested (a 304 Not Modified counts) */
@@ -1867,7 +1870,56 @@ export interface components {
       /** @description Pages gone for a second sync in a row: their documents were removed */
       removed: number;
     };
-    SourcePage: {
+    CreateWebSource: {
+      /**
+       * @description `url`: one page (or file) kept in sync; `site`: the pages a crawl from `url` finds
+       * @default site
+       * @enum {string}
+       */
+      kind?: 'site' | 'url';
+      /**
+       * @description The page, or the start of the site
+       * @example https://docs.example.com/
+       */
+      url: string;
+      /** @description Omitted, null or empty: the caller’s personal namespace. */
+      collection_id?: string | null;
+      schedule?: components['schemas']['WebSourceSchedule'];
+      metadata?: components['schemas']['DocumentMetadata'] & unknown;
+      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
+      sitemap_url?: string | null;
+      /** @description Pages one sync may find, at most 2,000 (default 200) */
+      max_pages?: number;
+      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
+      max_depth?: number;
+      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
+      include?: string[];
+      /** @description Path patterns never crawled (they win over `include`) */
+      exclude?: string[];
+      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
+      allowed_origins?: string[];
+    };
+    UpdateWebSource: {
+      schedule?: components['schemas']['WebSourceSchedule'];
+      paused?: boolean;
+      /** @description A `sitemap.xml` (or sitemap index) whose pages are crawled too. Without it, those that the site’s robots.txt names are read. */
+      sitemap_url?: string | null;
+      /** @description Pages one sync may find, at most 2,000 (default 200) */
+      max_pages?: number;
+      /** @description Links followed from the start URL (0: the start URL and the sitemap’s pages only; default 3) */
+      max_depth?: number;
+      /** @description Path patterns a page must match (any one) to be crawled, e.g. `/docs/*`; `*` is any run of characters and a trailing `$` anchors the end, as in robots.txt. Empty: every path. */
+      include?: string[];
+      /** @description Path patterns never crawled (they win over `include`) */
+      exclude?: string[];
+      /** @description Origins the crawl may fetch from, such as `https://docs.example.com`. Default: the start URL’s origin only. Every URL and redirect must pass the same address rules as `POST /ingest/url` as well. */
+      allowed_origins?: string[];
+    };
+    DeletedWebSource: {
+      deleted: string;
+      documents_removed: number;
+    };
+    WebSourcePage: {
       url: string;
       /**
        * Format: uuid
@@ -5284,7 +5336,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Source'][];
+          'application/json': components['schemas']['WebSource'][];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5361,7 +5413,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['CreateSource'];
+        'application/json': components['schemas']['CreateWebSource'];
       };
     };
     responses: {
@@ -5371,7 +5423,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Source'];
+          'application/json': components['schemas']['WebSource'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5457,7 +5509,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Source'];
+          'application/json': components['schemas']['WebSource'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5543,7 +5595,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['DeletedSource'];
+          'application/json': components['schemas']['DeletedWebSource'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5632,7 +5684,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['UpdateSource'];
+        'application/json': components['schemas']['UpdateWebSource'];
       };
     };
     responses: {
@@ -5642,7 +5694,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Source'];
+          'application/json': components['schemas']['WebSource'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5728,7 +5780,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SourceRun'];
+          'application/json': components['schemas']['WebSourceRun'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5828,7 +5880,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SourceRun'][];
+          'application/json': components['schemas']['WebSourceRun'][];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
@@ -5919,7 +5971,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['SourcePage'][];
+          'application/json': components['schemas']['WebSourcePage'][];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */

@@ -78,7 +78,7 @@ export function createApp(): App {
 
   registerSystemRoutes(app);
   registerPageRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest', '/query', '/evals', '/keys', '/webhooks']) {
+  for (const prefix of ['/collections', '/chat', '/ingest', '/sources', '/query', '/evals', '/keys', '/webhooks']) {
     app.use(`${prefix}/*`, provideServices, authenticate, rateLimit);
   }
   registerCollectionRoutes(app);

@@ -39,6 +39,18 @@ declare module 'vitest' {
       receiverUrl: string;
       /** Another origin trusted for webhooks, for the one other file that needs a receiver (web-settings.test.ts). */
       settingsReceiverUrl: string;
+      /** And one for sources.test.ts, which receives `source.synced`. */
+      sourcesReceiverUrl: string;
+      /**
+       * Origins on loopback trusted for URL ingestion where nothing listens until a test serves a site there
+       * (test/support/site-server.ts): two, so that a crawl can be let onto a second origin or kept off it.
+       * One test file at a time uses them (sources.test.ts).
+       */
+      siteUrls: [string, string];
+      /** The same for sources-restart.test.ts, which runs an ingest worker of its own. */
+      restartSiteUrl: string;
+      /** The ingest worker's settings, for a test that runs a copy of its own. */
+      ingestVars: Record<string, string>;
       faultsUrl: string;
       /** The API worker's settings, for tests that start their own copy with one changed. */
       apiVars: Record<string, string>;
@@ -72,11 +84,14 @@ export default async function setup(project: TestProject) {
   cleanups.unshift(() => pages.stop());
   const receiverUrl = `http://127.0.0.1:${await freePort()}`;
   const settingsReceiverUrl = `http://127.0.0.1:${await freePort()}`;
+  const sourcesReceiverUrl = `http://127.0.0.1:${await freePort()}`;
+  const siteUrls: [string, string] = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
+  const restartSiteUrl = `http://127.0.0.1:${await freePort()}`;
   const deployment = await startLocalDeployment({
     devstack: { databaseUrl, qstashBackoffMs: fastRetries },
     vars: {
-      INGEST_TRUSTED_ORIGINS: pages.url,
-      WEBHOOK_TRUSTED_ORIGINS: `${receiverUrl},${settingsReceiverUrl}`,
+      INGEST_TRUSTED_ORIGINS: [pages.url, ...siteUrls, restartSiteUrl].join(','),
+      WEBHOOK_TRUSTED_ORIGINS: `${receiverUrl},${settingsReceiverUrl},${sourcesReceiverUrl}`,
       ...UNLIMITED_RATES,
       // The fault suite's documents fail every step several times on purpose (a figure's description
       // four attempts of two calls each), and one user owns them all: at the default 4 steps at once,
@@ -121,6 +136,10 @@ export default async function setup(project: TestProject) {
     pagesUrl: pages.url,
     receiverUrl,
     settingsReceiverUrl,
+    sourcesReceiverUrl,
+    siteUrls,
+    restartSiteUrl,
+    ingestVars: deployment.vars.ingest,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
     apiVars: deployment.apiVars,
   });

@@ -86,7 +86,7 @@ ingest worker's sweep. ${ACCESS}`,
   request: { params: SourceParams },
   responses: {
     200: json(
-      z.object({ deleted: z.string(), documents_removed: z.number().int() }).openapi('DeletedSource'),
+      z.object({ deleted: z.string(), documents_removed: z.number().int() }).openapi('DeletedWebSource'),
       'The deleted source, and how many documents went with it',
     ),
   },

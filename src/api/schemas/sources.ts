@@ -9,7 +9,7 @@ const url = text({ min: 1, max: 2048 });
 const pattern = text({ min: 1, max: 200 });
 const patterns = (description: string) => z.array(pattern).max(50).openapi({ description });
 
-const Schedule = z.enum(SOURCE_SCHEDULES).nullable().openapi('SourceSchedule', {
+const Schedule = z.enum(SOURCE_SCHEDULES).nullable().openapi('WebSourceSchedule', {
   description: 'How often the service syncs it by itself: `hourly`, `daily`, `weekly`, or null (only on demand).',
 });
 
@@ -59,13 +59,13 @@ export const CreateSourceSchema = z
     ...crawlFields,
   })
   .strict()
-  .openapi('CreateSource');
+  .openapi('CreateWebSource');
 
 export const UpdateSourceSchema = z
   .object({ schedule: Schedule.optional(), paused: z.boolean().optional(), ...crawlFields })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'Give at least one field to change')
-  .openapi('UpdateSource');
+  .openapi('UpdateWebSource');
 
 const RunCounts = z
   .object({
@@ -79,7 +79,7 @@ const RunCounts = z
     gone: z.number().int().openapi({ description: 'Known pages this sync found gone (404, 410, or no longer linked)' }),
     removed: z.number().int().openapi({ description: 'Pages gone for a second sync in a row: their documents were removed' }),
   })
-  .openapi('SourceRunCounts');
+  .openapi('WebSourceRunCounts');
 
 export const SourceRunSchema = z
   .object({
@@ -99,7 +99,7 @@ export const SourceRunSchema = z
     started_at: Timestamp,
     finished_at: Timestamp.nullable(),
   })
-  .openapi('SourceRun');
+  .openapi('WebSourceRun');
 
 export const SourceSchema = z
   .object({
@@ -123,7 +123,7 @@ export const SourceSchema = z
     created_at: Timestamp,
     updated_at: Timestamp,
   })
-  .openapi('Source');
+  .openapi('WebSource');
 
 export const SourcePageSchema = z
   .object({
@@ -139,7 +139,7 @@ export const SourcePageSchema = z
     last_fetched_at: Timestamp.nullable(),
     last_changed_at: Timestamp.nullable(),
   })
-  .openapi('SourcePage');
+  .openapi('WebSourcePage');
 
 export const SourceParams = z.object({ id: pathParam('id', 'Source id') });
 

@@ -16,13 +16,13 @@ export function createSourceDocumentRepo(sql: Sql) {
     /** Every live document of these pages, for removal. */
     ofPages(sourceId: string, urls: string[]): Promise<DocumentRow[]> {
       return sql<DocumentRow[]>`
-        select * from documents where source_id = ${sourceId} and source_url = any(${urls}::text[]) and deleting_at is null`;
+        select * from documents where source_id = ${sourceId} and source_url in (select value from jsonb_array_elements_text(${sql.json(urls)})) and deleting_at is null`;
     },
 
     /** Fetched again and found unchanged. */
     async touch(documentIds: string[]): Promise<void> {
       if (documentIds.length === 0) return;
-      await sql`update documents set fetched_at = now() where id = any(${documentIds}::uuid[])`;
+      await sql`update documents set fetched_at = now() where id in (select value::uuid from jsonb_array_elements_text(${sql.json(documentIds)}))`;
     },
 
     /** The chunk size new documents of the place are cut at. */

@@ -61,8 +61,8 @@ export function createPageRepo(sql: Sql) {
       if (links.length === 0) return 0;
       const rows = await sql`
         with candidate as (
-          select url, href, n from unnest(${links.map((l) => l.url)}::text[], ${links.map((l) => l.href)}::text[])
-                 with ordinality as c (url, href, n)
+          select c.value ->> 'url' as url, c.value ->> 'href' as href, c.n
+            from jsonb_array_elements(${sql.json(links as never)}) with ordinality as c (value, n)
         ), fresh as (
           select distinct on (c.url) c.url, c.href, c.n from candidate c
            where not exists (select 1 from source_pages p
@@ -158,7 +158,7 @@ export function createPageRepo(sql: Sql) {
       if (sourceIds.length === 0) return new Map();
       const rows = await sql<{ source_id: string; n: number }[]>`
         select source_id, count(*)::int as n from source_pages
-         where source_id = any(${sourceIds}::uuid[]) and document_id is not null group by source_id`;
+         where source_id in (select value::uuid from jsonb_array_elements_text(${sql.json(sourceIds)})) and document_id is not null group by source_id`;
       return new Map(rows.map((row) => [row.source_id, row.n]));
     },
   };

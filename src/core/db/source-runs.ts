@@ -67,7 +67,7 @@ export function createRunRepo(sql: Sql) {
     async latest(sourceIds: string[]): Promise<Map<string, RunRow>> {
       if (sourceIds.length === 0) return new Map();
       const rows = await sql<RunRow[]>`
-        select distinct on (source_id) * from source_runs where source_id = any(${sourceIds}::uuid[])
+        select distinct on (source_id) * from source_runs where source_id in (select value::uuid from jsonb_array_elements_text(${sql.json(sourceIds)}))
          order by source_id, started_at desc, id`;
       return new Map(rows.map((row) => [row.source_id, row]));
     },
