@@ -167,8 +167,8 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
     await page.waitForURL('**/app/personal/sources');
     await page.getByRole('heading', { level: 1, name: 'Sources' }).waitFor();
 
-    // An address the service may not fetch: the API's reason, and nothing added.
-    await addThroughForm(page, 'http://10.0.0.1/private.html');
+    // An address the service may not fetch (loopback, but not the trusted origin): the API's reason, and nothing added.
+    await addThroughForm(page, 'http://127.0.0.1:9/private.html');
     const form = page.getByRole('form', { name: 'Add a source' });
     await form.locator('.error').first().waitFor();
     expect((await form.locator('.error').first().textContent())?.length).toBeGreaterThan(0);
