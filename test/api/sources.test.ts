@@ -154,3 +154,125 @@ describe('crawling a site', () => {
     await untilIngested(owner.token);
   });
 });
+
+/** The user's ingest jobs, newest first. */
+async function jobsOf(user: TestUser) {
+  const response = await api('GET', '/ingest/jobs?limit=200', { token: user.token });
+  expect(response.status).toBe(200);
+  return response.body;
+}
+
+async function documentsOf(collectionId: string, sourceId: string) {
+  const response = await api('GET', `/collections/${collectionId}/documents`, { token: owner.token });
+  expect(response.status).toBe(200);
+  return new Map(response.body.filter((doc) => doc.source_id === sourceId).map((doc) => [new URL(doc.name).pathname, doc]));
+}
+
+describe('syncing a site again', () => {
+  it('asks conditionally, makes new versions of only the changed pages, and removes a page gone at two syncs in a row', async () => {
+    const base = '/s1';
+    site.robots(null);
+    const links = Array.from({ length: 8 }, (_, i) => `${base}/p${i}`);
+    site.set(`${base}/`, page('index', links));
+    for (const [i, href] of links.entries()) site.set(href, page(`s${i}`));
+    const id = await collection();
+    const source = await addSource(owner.token, { url: site.url(`${base}/`), collection_id: id });
+    const first = await waitForSync(owner.token, source.id);
+    expect(first.counts).toMatchObject({ found: 9, added: 9, changed: 0, unchanged: 0, failed: 0 });
+    await untilIngested(owner.token);
+    const before = await documentsOf(id, source.id);
+    expect(before.size).toBe(9);
+    const jobsBefore = (await jobsOf(owner)).length;
+
+    // Nothing changed: every page answers 304 to its validators, and nothing is stored, parsed or embedded.
+    site.clear();
+    const same = await syncNow(owner.token, source.id);
+    expect(same).toMatchObject({ status: 'succeeded', trigger: 'manual' });
+    expect(same.counts).toMatchObject({ found: 9, fetched: 9, added: 0, changed: 0, unchanged: 9, gone: 0, removed: 0 });
+    const pageRequests = site.log.filter((r) => r.path.startsWith(base));
+    expect(pageRequests).toHaveLength(9);
+    expect(pageRequests.every((r) => r.ifNoneMatch !== null && r.ifModifiedSince !== null && r.status === 304)).toBe(true);
+    expect((await jobsOf(owner)).length).toBe(jobsBefore);
+    const touched = await documentsOf(id, source.id);
+    expect([...touched.values()].map((doc) => doc.id).sort()).toEqual([...before.values()].map((doc) => doc.id).sort());
+    const p0 = touched.get(`${base}/p0`);
+    expect(Date.parse(p0?.last_fetched_at ?? '')).toBeGreaterThan(Date.parse(before.get(`${base}/p0`)?.last_fetched_at ?? ''));
+    expect(p0?.last_changed_at).toBe(before.get(`${base}/p0`)?.last_changed_at);
+
+    // Two pages change, one answers 404, and one is no longer linked.
+    site.set(`${base}/p0`, page('s0', [], 'It was rebuilt in a new hall this winter.'));
+    site.set(`${base}/p1`, page('s1', [], 'Its factory moved to the harbour.'));
+    site.set(`${base}/p2`, { title: 'gone', status: 404 });
+    site.set(
+      `${base}/`,
+      page(
+        'index',
+        links.filter((href) => href !== `${base}/p3`),
+      ),
+    );
+    const changed = await syncNow(owner.token, source.id);
+    expect(changed.status).toBe('succeeded');
+    // The index changed too (a link fewer).
+    expect(changed.counts).toMatchObject({ added: 0, changed: 3, unchanged: 4, gone: 2, removed: 0 });
+    await untilIngested(owner.token);
+    const after = await documentsOf(id, source.id);
+    expect(after.size).toBe(9);
+    for (const path of [`${base}/p0`, `${base}/p1`, base]) {
+      expect(after.get(path)?.id, path).not.toBe(before.get(path)?.id);
+      expect(after.get(path)?.last_changed_at).not.toBe(before.get(path)?.last_changed_at);
+    }
+    for (const path of [`${base}/p2`, `${base}/p3`, `${base}/p4`]) expect(after.get(path)?.id, path).toBe(before.get(path)?.id);
+    // The new version is what a search finds; the old one is gone with its vectors.
+    const search = await api('POST', '/query/search', {
+      token: owner.token,
+      body: { collection_id: id, question: 'Where did the factory of widget s1 move?' },
+    });
+    expect(search.body.sources?.[0]).toMatchObject({ source: site.url(`${base}/p1`), document_id: after.get(`${base}/p1`)?.id });
+    expect(search.body.sources?.some((s) => s.document_id === before.get(`${base}/p1`)?.id)).toBe(false);
+
+    // Gone at a second sync in a row: removed, and the run says which.
+    const third = await syncNow(owner.token, source.id);
+    expect(third.counts).toMatchObject({ changed: 0, gone: 2, removed: 2 });
+    expect(third.errors.map((e) => new URL(e.url).pathname).sort()).toEqual([`${base}/p2`, `${base}/p3`]);
+    expect(third.errors.find((e) => e.url.endsWith('/p3'))?.message).toMatch(/Removed: gone for 2 syncs in a row/);
+    const last = await documentsOf(id, source.id);
+    expect([...last.keys()].sort()).toEqual([base, ...links.filter((l) => !l.endsWith('p2') && !l.endsWith('p3'))].sort());
+    const pages = await pagesOf(owner.token, source.id);
+    expect(pages.map((p) => new URL(p.url).pathname)).not.toContain(`${base}/p3`);
+    const runs = await api('GET', `/sources/${source.id}/runs`, { token: owner.token });
+    expect(runs.body.map((run) => run.trigger)).toEqual(['manual', 'manual', 'manual', 'created']);
+  });
+
+  it('keeps a redirect within the allowed origins, refuses one off them or to a private address, and fails a run that reads nothing', async () => {
+    const base = '/r1';
+    site.robots(null);
+    site.set(`${base}/`, page('start', [`${base}/moved`, `${base}/off`, `${base}/metadata`, `${base}/broken`]));
+    site.set(`${base}/moved`, { title: 'moved', redirect: `${base}/new-home` });
+    site.set(`${base}/new-home`, page('new home'));
+    site.set(`${base}/off`, { title: 'off', redirect: other.url('/landing') });
+    site.set(`${base}/metadata`, { title: 'metadata', redirect: 'http://169.254.169.254/latest/meta-data/' });
+    site.set(`${base}/broken`, { title: 'broken', status: 500 });
+    other.set('/landing', page('landing'));
+    other.clear();
+    const id = await collection();
+    const source = await addSource(owner.token, { url: site.url(`${base}/`), collection_id: id });
+    const run = await waitForSync(owner.token, source.id);
+    expect(run.status).toBe('partial');
+    expect(run.counts).toMatchObject({ added: 2, failed: 3 });
+    const errors = Object.fromEntries(run.errors.map((e) => [new URL(e.url).pathname, e.message]));
+    expect(errors[`${base}/off`]).toMatch(/redirected off the source’s allowed origins/);
+    expect(errors[`${base}/metadata`]).toBe('The URL redirected to a private address');
+    expect(errors[`${base}/broken`]).toMatch(/HTTP 500/);
+    expect(other.log).toEqual([]);
+    const pages = await pagesOf(owner.token, source.id);
+    expect(pages.find((p) => p.url.endsWith('/new-home'))).toMatchObject({ status: 'ok', title: 'Page new home' });
+    expect(pages.map((p) => p.url)).not.toContain(site.url(`${base}/moved`));
+
+    site.set(`${base}/`, { title: 'down', status: 503 });
+    const failed = await syncNow(owner.token, source.id);
+    expect(failed).toMatchObject({ status: 'failed' });
+    expect(failed.message).toMatch(/^Nothing could be read: The URL could not be reached \(HTTP 503\); nothing was removed$/);
+    await untilIngested(owner.token);
+    expect((await documentsOf(id, source.id)).size).toBe(2);
+  });
+});

@@ -97,6 +97,9 @@ export async function finishRun(deps: CrawlDeps, run: Pick<RunRow, 'id'>, source
     }
     counts.gone = gone;
     counts.removed = documents.length;
+    // A page removed now says so, rather than that it was gone again.
+    const removedUrls = new Set(documents.map((doc) => doc.source_url));
+    errors.splice(0, errors.length, ...errors.filter((error) => !removedUrls.has(error.url)));
     errors.push(
       ...documents.map((doc) => ({
         url: doc.source_url ?? doc.name,
