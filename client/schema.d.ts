@@ -413,8 +413,9 @@ export interface paths {
     /**
      * Upload a file for ingestion
      * @description Returns at once with a job id; poll `GET /ingest/jobs/{job_id}`. Owner, or a member holding `ingest`.
-     *     The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
-     *     a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in whatever
+     *     The type is decided by the extension and by the content (magic bytes, the OOXML content types, an OpenDocument's
+     *     or EPUB's `mimetype` entry, valid text that parses as JSON, reads as HTML or starts with email headers): PDF, DOCX,
+     *     PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP; a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in whatever
      *     `Content-Length` says (chunked bodies too); a declared length over the limit is 413 before the body is read.
      *     The permission (403) and the queue (503: ingestion disabled, or the queue unreachable when last asked) are checked
      *     before the body is read. Form fields before `file` may hold 64 KB in all (more is 413: send `file` first);
@@ -1700,7 +1701,7 @@ export interface components {
       metadata?: string;
       /**
        * Format: binary
-       * @description PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB
+       * @description PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP, told by its content (the extension must agree); at most 50 MB. An image becomes one image chunk described by the vision model.
        */
       file: string;
     };
@@ -1980,7 +1981,8 @@ export interface components {
      * @description Only passages of documents that match. A JSON object:
      *     `{"<field>": value}` (equality), `{"<field>": {"<op>": operand, …}}`, `{"and": [filter, …]}`, `{"or": [filter, …]}`,
      *     `{"not": filter}`; several entries in one object must all hold. Fields: `document_id` (a UUID), `type` (`pdf`, `docx`,
-     *     `pptx`, `xlsx`, `csv`, `txt`, `md`, `html`), `source` (the file name, or the URL of a web page), `uploaded_at` (ISO 8601
+     *     `pptx`, `xlsx`, `odt`, `ods`, `odp`, `epub`, `csv`, `txt`, `md`, `html`, `json`, `jsonl`, `eml`, `png`,
+     *     `jpeg`, `webp`), `source` (the file name, or the URL of a web page), `uploaded_at` (ISO 8601
      *     dates, ranges only) and `metadata.<key>` (what was attached at upload or by PATCH). Operators: `eq`, `ne`, `in`, `nin`
      *     (a list), `gt`, `gte`, `lt`, `lte` (numbers; dates for `uploaded_at`) and `contains` (a list-valued metadata key holds
      *     the string). `ne`, `nin` and `not` also match documents without the field. At most 8 levels deep,

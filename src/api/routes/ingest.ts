@@ -42,8 +42,9 @@ const upload = route.post('/ingest', 'Upload a file for ingestion', {
   operationId: 'uploadFile',
   access: 'ingest',
   description: `Returns at once with a job id; poll \`GET /ingest/jobs/{job_id}\`. Owner, or a member holding \`ingest\`.
-The type is decided by the extension and by the content (magic bytes, the OOXML content types, valid text);
-a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in whatever
+The type is decided by the extension and by the content (magic bytes, the OOXML content types, an OpenDocument's
+or EPUB's \`mimetype\` entry, valid text that parses as JSON, reads as HTML or starts with email headers): PDF, DOCX,
+PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP; a mismatch or another type is 415. More than 50 MB is 413, counted while the body streams in whatever
 \`Content-Length\` says (chunked bodies too); a declared length over the limit is 413 before the body is read.
 The permission (403) and the queue (503: ingestion disabled, or the queue unreachable when last asked) are checked
 before the body is read. Form fields before \`file\` may hold 64 KB in all (more is 413: send \`file\` first);

@@ -36,7 +36,12 @@ export const UploadSchema = z
           'The document’s metadata as JSON text (see `DocumentMetadata`), e.g. `{"company":"Acme","year":2025}`. It must come ' +
           'before `file` in the form: fields after the file are not read. A new version given none keeps the old one’s.',
       }),
-    file: z.string().openapi({ format: 'binary', description: 'PDF, DOCX, PPTX, XLSX, CSV, TXT or MD; at most 50 MB' }),
+    file: z.string().openapi({
+      format: 'binary',
+      description:
+        'PDF, DOCX, PPTX, XLSX, ODT, ODS, ODP, EPUB, CSV, TXT, MD, HTML, JSON, JSONL, EML, PNG, JPEG or WebP, told by its content ' +
+        '(the extension must agree); at most 50 MB. An image becomes one image chunk described by the vision model.',
+    }),
   })
   .openapi('Upload');
 

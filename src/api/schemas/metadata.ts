@@ -76,7 +76,8 @@ export function parseMetadataField(text: string | undefined): DocumentMetadata |
 export const FILTER_DESCRIPTION = `Only passages of documents that match. A JSON object:
 \`{"<field>": value}\` (equality), \`{"<field>": {"<op>": operand, …}}\`, \`{"and": [filter, …]}\`, \`{"or": [filter, …]}\`,
 \`{"not": filter}\`; several entries in one object must all hold. Fields: \`document_id\` (a UUID), \`type\` (\`pdf\`, \`docx\`,
-\`pptx\`, \`xlsx\`, \`csv\`, \`txt\`, \`md\`, \`html\`), \`source\` (the file name, or the URL of a web page), \`uploaded_at\` (ISO 8601
+\`pptx\`, \`xlsx\`, \`odt\`, \`ods\`, \`odp\`, \`epub\`, \`csv\`, \`txt\`, \`md\`, \`html\`, \`json\`, \`jsonl\`, \`eml\`, \`png\`,
+\`jpeg\`, \`webp\`), \`source\` (the file name, or the URL of a web page), \`uploaded_at\` (ISO 8601
 dates, ranges only) and \`metadata.<key>\` (what was attached at upload or by PATCH). Operators: \`eq\`, \`ne\`, \`in\`, \`nin\`
 (a list), \`gt\`, \`gte\`, \`lt\`, \`lte\` (numbers; dates for \`uploaded_at\`) and \`contains\` (a list-valued metadata key holds
 the string). \`ne\`, \`nin\` and \`not\` also match documents without the field. At most ${MAX_FILTER_DEPTH} levels deep,
