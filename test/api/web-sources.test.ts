@@ -42,6 +42,19 @@ const card = (page: Page, url: string) => cards(page).filter({ has: page.getByRo
 const notice = (page: Page) => page.locator('main p.notice[role="status"]');
 const count = (within: Locator, name: string) => within.locator(`[data-count="${name}"] dd`).first().textContent();
 
+/** Records every run status and progress bar the page shows from now on, however briefly. */
+function watchStatuses(page: Page) {
+  return page.evaluate(() => {
+    const seen = new Set<string>();
+    (window as unknown as { seenStatuses: Set<string> }).seenStatuses = seen;
+    new MutationObserver(() => {
+      for (const bar of Array.from(document.querySelectorAll('progress'))) seen.add(`bar: ${bar.getAttribute('aria-label')}`);
+      for (const status of Array.from(document.querySelectorAll('li.source .run-status'))) seen.add(status.textContent ?? '');
+    }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+}
+const seenStatuses = (page: Page) => page.evaluate(() => [...(window as unknown as { seenStatuses: Set<string> }).seenStatuses]);
+
 async function openSources(page: Page, user: TestUser, path: string) {
   await signInInBrowser(page, user, path);
   await page.getByRole('heading', { level: 1, name: 'Sources' }).waitFor();
@@ -79,6 +92,7 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
     });
 
     // The advanced part is the crawl's, for a site only.
+    await watchStatuses(page);
     const form = page.getByRole('form', { name: 'Add a source' });
     await form.getByText('Advanced').click();
     expect(await form.getByLabel('Most pages').inputValue()).toBe('200');
@@ -119,7 +133,11 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
         { trigger: 'manual', status: 'succeeded' },
         { trigger: 'created', status: 'succeeded' },
       ]);
-    await expect.poll(() => added.getAttribute('data-status')).toBe('succeeded');
+    await expect.poll(() => added.getAttribute('data-status'), { timeout: 10_000 }).toBe('succeeded');
+    // While a sync ran, the card said so with a bar and its counts (the first sync or this one: a page is quick).
+    const seen = await seenStatuses(page);
+    expect(seen).toContain(`bar: Syncing ${ARTICLE}`);
+    expect(seen.some((text) => /^Syncing\d+ of \d+ pages fetched/.test(text))).toBe(true);
 
     // The runs, newest first, each with its trigger, status, times and counts.
     const history = added.getByRole('button', { name: `Run history of ${ARTICLE}` });

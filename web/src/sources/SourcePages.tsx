@@ -5,6 +5,7 @@ import { listPages, pagesKey, type SourcePage } from './api.ts';
 
 const PAGE_STATUS = {
   ok: 'Kept',
+  pending: 'Not reached yet by this sync',
   failed: 'Failed',
   gone: 'Gone (removed if still gone at the next sync)',
   skipped: 'Skipped: robots.txt disallows it',
@@ -32,6 +33,12 @@ export function SourcePages({ sourceId, running }: { sourceId: string; running: 
               <dt>State</dt>
               <dd class={page.status === 'failed' ? 'error' : undefined}>{PAGE_STATUS[page.status]}</dd>
             </div>
+            {page.error && (
+              <div>
+                <dt>Why</dt>
+                <dd>{page.error}</dd>
+              </div>
+            )}
             {page.last_fetched_at && (
               <div>
                 <dt>Fetched</dt>

@@ -1,24 +1,13 @@
-import type { operations } from '../../../client/index.ts';
-import { call, rag } from '../api.ts';
+import { call, rag, type Schema } from '../api.ts';
 
-// Named by the operations that answer them rather than by their schema names, which the API may still change
-// ('Source' is also the name of a question's cited passage).
-type Answer<Op extends keyof operations, Status extends number> =
-  operations[Op]['responses'] extends Record<Status, { content: { 'application/json': infer Body } }> ? Body : never;
-type Body<Op extends keyof operations> = operations[Op] extends {
-  requestBody?: { content: { 'application/json': infer Given } };
-}
-  ? Given
-  : never;
-
-export type Source = Answer<'getSource', 200>;
-// NonNullable: a description may make the registered schema itself nullable, where `last_run` is.
-export type SourceRun = NonNullable<Answer<'syncSource', 202>>;
-export type RunCounts = SourceRun['counts'];
-export type SourcePage = Answer<'listSourcePages', 200>[number];
-export type NewSource = Body<'createSource'>;
-export type SourceChange = Body<'updateSource'>;
-export type Schedule = Source['schedule'];
+export type Source = Schema<'WebSource'>;
+// The description makes the run schema itself nullable (from `last_run`'s `.nullable()`); a run listed or started is one.
+export type SourceRun = NonNullable<Schema<'WebSourceRun'>>;
+export type RunCounts = Schema<'WebSourceRunCounts'>;
+export type SourcePage = Schema<'WebSourcePage'>;
+export type NewSource = Schema<'CreateWebSource'>;
+export type SourceChange = Schema<'UpdateWebSource'>;
+export type Schedule = Schema<'WebSourceSchedule'>;
 
 /** The cached lists, keyed by place (null is the personal space) or by source. */
 export const sourcesKey = (collectionId: string | null) => ['sources', collectionId];
