@@ -1787,7 +1787,47 @@ export interface components {
       next_sync_at: string | null;
       /** @description Pages it holds as documents now */
       pages: number;
-      last_run: components['schemas']['WebSourceRun'];
+      /** @description The latest sync, running or ended */
+      last_run: {
+        /**
+         * Format: uuid
+         * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+         */
+        id: string;
+        /**
+         * Format: uuid
+         * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+         */
+        source_id: string;
+        /**
+         * @description What started it
+         * @enum {string}
+         */
+        trigger: 'created' | 'manual' | 'schedule';
+        /**
+         * @description `running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL could not be read (nothing is removed then); `cancelled` when the source was deleted or paused
+         * @enum {string}
+         */
+        status: 'running' | 'succeeded' | 'partial' | 'failed' | 'cancelled';
+        counts: components['schemas']['WebSourceRunCounts'];
+        /** @description The first 100 pages that failed or were removed, with why, in plain words */
+        errors: {
+          url: string;
+          message: string;
+        }[];
+        /** @description Why the run ended as it did, when not plainly `succeeded` */
+        message: string | null;
+        /**
+         * Format: date-time
+         * @example 2026-11-21T22:33:00.000Z
+         */
+        started_at: string;
+        /**
+         * Format: date-time
+         * @example 2026-11-21T22:33:00.000Z
+         */
+        finished_at: string | null;
+      } | null;
       /**
        * Format: uuid
        * @description Who added it: its documents are theirs, and count against their daily quota
@@ -1810,47 +1850,6 @@ export interface components {
      * @enum {string|null}
      */
     WebSourceSchedule: 'hourly' | 'daily' | 'weekly' | null;
-    /** @description The latest sync, running or ended */
-    WebSourceRun: {
-      /**
-       * Format: uuid
-       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
-       */
-      id: string;
-      /**
-       * Format: uuid
-       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
-       */
-      source_id: string;
-      /**
-       * @description What started it
-       * @enum {string}
-       */
-      trigger: 'created' | 'manual' | 'schedule';
-      /**
-       * @description `running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL could not be read (nothing is removed then); `cancelled` when the source was deleted or paused
-       * @enum {string}
-       */
-      status: 'running' | 'succeeded' | 'partial' | 'failed' | 'cancelled';
-      counts: components['schemas']['WebSourceRunCounts'];
-      /** @description The first 100 pages that failed or were removed, with why, in plain words */
-      errors: {
-        url: string;
-        message: string;
-      }[];
-      /** @description Why the run ended as it did, when not plainly `succeeded` */
-      message: string | null;
-      /**
-       * Format: date-time
-       * @example 2026-11-21T22:33:00.000Z
-       */
-      started_at: string;
-      /**
-       * Format: date-time
-       * @example 2026-11-21T22:33:00.000Z
-       */
-      finished_at: string | null;
-    } | null;
     WebSourceRunCounts: {
       /** @description Pages the crawl found within its limits */
       found: number;
@@ -1919,6 +1918,46 @@ export interface components {
     DeletedWebSource: {
       deleted: string;
       documents_removed: number;
+    };
+    WebSourceRun: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      id: string;
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      source_id: string;
+      /**
+       * @description What started it
+       * @enum {string}
+       */
+      trigger: 'created' | 'manual' | 'schedule';
+      /**
+       * @description `running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL could not be read (nothing is removed then); `cancelled` when the source was deleted or paused
+       * @enum {string}
+       */
+      status: 'running' | 'succeeded' | 'partial' | 'failed' | 'cancelled';
+      counts: components['schemas']['WebSourceRunCounts'];
+      /** @description The first 100 pages that failed or were removed, with why, in plain words */
+      errors: {
+        url: string;
+        message: string;
+      }[];
+      /** @description Why the run ended as it did, when not plainly `succeeded` */
+      message: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      started_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      finished_at: string | null;
     };
     WebSourcePage: {
       url: string;

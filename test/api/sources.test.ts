@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRAWLER_TOKEN } from '#core/sources/limits.ts';
+import { verifyWebhook } from '../../client/webhook-verify.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { type SitePage, sitemapXml, startSite, type TestSite } from '../support/site-server.ts';
 import { addSource, pagesOf, syncNow, untilIngested, waitForSync } from '../support/sources.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * Sources end to end: the real API and ingest worker crawl a site served on loopback (two origins the
@@ -12,16 +14,19 @@ import { addSource, pagesOf, syncNow, untilIngested, waitForSync } from '../supp
 let owner: TestUser;
 let site: TestSite;
 let other: TestSite;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   owner = await signUp('sources');
   site = await startSite(stack.siteUrls[0]);
   other = await startSite(stack.siteUrls[1]);
+  receiver = await startWebhookReceiver(stack.sourcesReceiverUrl);
 });
 
 afterAll(async () => {
   await site?.stop();
   await other?.stop();
+  await receiver?.close();
 });
 
 async function collection(name = 'Sources') {
@@ -274,5 +279,151 @@ describe('syncing a site again', () => {
     expect(failed.message).toMatch(/^Nothing could be read: The URL could not be reached \(HTTP 503\); nothing was removed$/);
     await untilIngested(owner.token);
     expect((await documentsOf(id, source.id)).size).toBe(2);
+  });
+});
+
+/** What Cloudflare's cron does every 15 minutes. */
+async function runCron() {
+  const response = await fetch(`${stack.ingestUrl}/__scheduled?cron=${encodeURIComponent('*/15 * * * *')}`);
+  expect(response.status).toBe(200);
+  await response.text();
+}
+
+describe('schedules and webhooks', () => {
+  it('syncs a due source from the cron, sends source.synced signed, and leaves a paused or undue one alone', async () => {
+    const base = '/w1';
+    site.robots(null);
+    site.set(`${base}/`, page('scheduled'));
+    const hook = await api('POST', '/webhooks', {
+      token: owner.token,
+      body: { url: receiver.url('/synced'), events: ['source.synced'] },
+    });
+    expect(hook.status).toBe(200);
+    const id = await collection();
+    const source = await addSource(owner.token, {
+      kind: 'url',
+      url: site.url(`${base}/`),
+      collection_id: id,
+      schedule: 'hourly',
+    });
+    expect(Date.parse(source.next_sync_at ?? '') - Date.now()).toBeGreaterThan(59 * 60_000);
+    const first = await waitForSync(owner.token, source.id);
+    const [delivered] = await receiver.waitForRequests('/synced', 1);
+    const payload = JSON.parse(delivered?.body.toString() ?? '{}');
+    expect(payload).toEqual({
+      event: 'source.synced',
+      run_id: first.id,
+      source_id: source.id,
+      collection_id: id,
+      source: site.url(`${base}/`),
+      status: 'succeeded',
+      message: null,
+      counts: { found: 1, fetched: 1, added: 1, changed: 0, unchanged: 0, failed: 0, skipped: 0, gone: 0, removed: 0 },
+      occurred_at: first.finished_at,
+    });
+    const headers = new Headers(delivered?.headers);
+    const verdict = await verifyWebhook(hook.body.secret ?? '', headers, delivered?.body ?? '', { add: () => true });
+    expect(verdict.ok).toBe(true);
+
+    // Another source, paused, due as well; and one not yet due.
+    const paused = await addSource(owner.token, {
+      kind: 'url',
+      url: site.url(`${base}/`),
+      collection_id: await collection(),
+      schedule: 'daily',
+    });
+    await waitForSync(owner.token, paused.id);
+    expect((await api('PATCH', `/sources/${paused.id}`, { token: owner.token, body: { paused: true } })).body).toMatchObject({
+      paused: true,
+      next_sync_at: null,
+    });
+    await db()`update sources set next_sync_at = now() - interval '1 minute' where id in (${source.id}, ${paused.id})`;
+    await runCron();
+    const scheduled = await waitForSync(owner.token, source.id, { after: first.id });
+    expect(scheduled).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
+    expect(scheduled.counts).toMatchObject({ unchanged: 1, added: 0 });
+    const [next] = await db()<{ next_sync_at: string }[]>`select next_sync_at from sources where id = ${source.id}`;
+    expect(new Date(next?.next_sync_at ?? 0).getTime() - Date.now()).toBeGreaterThan(58 * 60_000);
+    const pausedRuns = await api('GET', `/sources/${paused.id}/runs`, { token: owner.token });
+    expect(pausedRuns.body).toHaveLength(1);
+    await receiver.waitForRequests('/synced', 3);
+    await api('DELETE', `/webhooks/${hook.body.id}`, { token: owner.token });
+  });
+});
+
+describe('who may do what, and what is refused', () => {
+  it('follows the collection: 403 without the ingest permission, 404 for what does not exist or is someone else’s personal source', async () => {
+    site.set('/a1/', page('access'));
+    const stranger = await signUp('stranger');
+    const id = await collection();
+    const shared = await addSource(owner.token, { kind: 'url', url: site.url('/a1/'), collection_id: id });
+    const personal = await addSource(owner.token, { kind: 'url', url: site.url('/a1/') });
+    await waitForSync(owner.token, shared.id);
+    await waitForSync(owner.token, personal.id);
+    for (const [method, path] of [
+      ['GET', `/sources/${shared.id}`],
+      ['PATCH', `/sources/${shared.id}`],
+      ['POST', `/sources/${shared.id}/sync`],
+      ['GET', `/sources/${shared.id}/runs`],
+      ['GET', `/sources/${shared.id}/pages`],
+      ['DELETE', `/sources/${shared.id}`],
+      ['GET', `/sources?collection_id=${id}`],
+    ] as const) {
+      const response = await api(method, path, {
+        token: stranger.token,
+        body: method === 'PATCH' ? { paused: true } : undefined,
+      });
+      expect(response.status, `${method} ${path}`).toBe(403);
+    }
+    for (const path of [`/sources/${personal.id}`, `/sources/${crypto.randomUUID()}`, '/sources/not-an-id']) {
+      expect((await api('GET', path, { token: stranger.token })).status, path).toBe(404);
+    }
+    expect(
+      (await api('POST', '/sources', { token: stranger.token, body: { url: site.url('/a1/'), collection_id: id } })).status,
+    ).toBe(403);
+    expect((await api('GET', '/sources', { token: stranger.token })).body).toEqual([]);
+    const mine = await api('GET', '/sources', { token: owner.token });
+    expect(mine.body.map((s) => s.id)).toEqual(expect.arrayContaining([shared.id, personal.id]));
+    const personalOnly = await api('GET', '/sources?collection_id=personal', { token: owner.token });
+    expect(personalOnly.body.map((s) => s.id)).toContain(personal.id);
+    expect(personalOnly.body.map((s) => s.id)).not.toContain(shared.id);
+  });
+
+  it('refuses bad input with 422 naming the field, and a private address as the start URL or an allowed origin', async () => {
+    const bad = async (body: Record<string, unknown>, field: string, code?: string) => {
+      const response = await api('POST', '/sources', { token: owner.token, body });
+      expect(response.status, JSON.stringify(response.body)).toBe(422);
+      if (code) expect(JSON.stringify(response.body.detail)).toContain(code);
+      expect(JSON.stringify(response.body.detail)).toContain(field);
+    };
+    await bad({ url: 'http://169.254.169.254/latest' }, 'url', 'url_refused');
+    await bad({ url: site.url('/'), allowed_origins: ['http://10.0.0.1'] }, 'allowed_origins.0', 'url_refused');
+    await bad({ url: site.url('/'), max_pages: 2001 }, 'max_pages');
+    await bad({ url: site.url('/'), schedule: 'minutely' }, 'schedule');
+    await bad({ url: site.url('/'), kind: 'feed' }, 'kind');
+    await bad({ url: site.url('/'), surprise: true }, 'surprise');
+    const patch = await api('PATCH', `/sources/${crypto.randomUUID()}`, { token: owner.token, body: {} });
+    expect(patch.status).toBe(422);
+  });
+
+  it('answers 409 to a second sync while one runs, and deleting a source takes its documents, vectors and files', async () => {
+    const base = '/x1';
+    site.set(`${base}/`, page('slow', [`${base}/a`]));
+    site.set(`${base}/a`, { ...page('slow a'), delayMs: 1500 });
+    const id = await collection();
+    const source = await addSource(owner.token, { url: site.url(`${base}/`), collection_id: id });
+    const again = await api('POST', `/sources/${source.id}/sync`, { token: owner.token });
+    expect(again.status).toBe(409);
+    await waitForSync(owner.token, source.id);
+    await untilIngested(owner.token);
+    const documents = await documentsOf(id, source.id);
+    expect(documents.size).toBe(2);
+    const removed = await api('DELETE', `/sources/${source.id}`, { token: owner.token });
+    expect(removed.body).toEqual({ deleted: source.id, documents_removed: 2 });
+    expect((await documentsOf(id, source.id)).size).toBe(0);
+    const [left] = await db()<{ n: number }[]>`
+      select count(*)::int as n from documents where id in ${db()([...documents.values()].map((doc) => doc.id))}`;
+    expect(left?.n).toBe(0);
+    expect((await api('GET', `/sources/${source.id}`, { token: owner.token })).status).toBe(404);
   });
 });

@@ -12,7 +12,11 @@ export async function addSource(token: string, body: Schema<'CreateWebSource'> |
 }
 
 /** Waits for the source's latest sync (or the one after `after`) to end, and answers it. */
-export async function waitForSync(token: string, sourceId: string, options: { after?: string; timeoutMs?: number } = {}) {
+export async function waitForSync(
+  token: string,
+  sourceId: string,
+  options: { after?: string; timeoutMs?: number } = {},
+): Promise<SourceRun> {
   const deadline = Date.now() + (options.timeoutMs ?? 90_000);
   for (;;) {
     const response = await api('GET', `/sources/${sourceId}`, { token });
@@ -29,7 +33,7 @@ export async function syncNow(token: string, sourceId: string): Promise<SourceRu
   const started = await api('POST', `/sources/${sourceId}/sync`, { token });
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const run = started.body as SourceRun;
-  return waitForSync(token, sourceId, { after: undefined, timeoutMs: 90_000 }).then(async (ended) => {
+  return waitForSync(token, sourceId, { timeoutMs: 90_000 }).then((ended) => {
     expect(ended.id).toBe(run.id);
     return ended;
   });

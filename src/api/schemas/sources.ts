@@ -81,25 +81,25 @@ const RunCounts = z
   })
   .openapi('WebSourceRunCounts');
 
-export const SourceRunSchema = z
-  .object({
-    id: Id,
-    source_id: Id,
-    trigger: z.enum(RUN_TRIGGERS).openapi({ description: 'What started it' }),
-    status: z.enum(RUN_STATUSES).openapi({
-      description:
-        '`running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL ' +
-        'could not be read (nothing is removed then); `cancelled` when the source was deleted or paused',
-    }),
-    counts: RunCounts,
-    errors: z
-      .array(z.object({ url: z.string(), message: z.string() }))
-      .openapi({ description: 'The first 100 pages that failed or were removed, with why, in plain words' }),
-    message: z.string().nullable().openapi({ description: 'Why the run ended as it did, when not plainly `succeeded`' }),
-    started_at: Timestamp,
-    finished_at: Timestamp.nullable(),
-  })
-  .openapi('WebSourceRun');
+const RunObject = z.object({
+  id: Id,
+  source_id: Id,
+  trigger: z.enum(RUN_TRIGGERS).openapi({ description: 'What started it' }),
+  status: z.enum(RUN_STATUSES).openapi({
+    description:
+      '`running`, then `succeeded`; `partial` when some pages failed or the daily quota stopped it; `failed` when the start URL ' +
+      'could not be read (nothing is removed then); `cancelled` when the source was deleted or paused',
+  }),
+  counts: RunCounts,
+  errors: z
+    .array(z.object({ url: z.string(), message: z.string() }))
+    .openapi({ description: 'The first 100 pages that failed or were removed, with why, in plain words' }),
+  message: z.string().nullable().openapi({ description: 'Why the run ended as it did, when not plainly `succeeded`' }),
+  started_at: Timestamp,
+  finished_at: Timestamp.nullable(),
+});
+
+export const SourceRunSchema = RunObject.openapi('WebSourceRun');
 
 export const SourceSchema = z
   .object({
@@ -118,7 +118,8 @@ export const SourceSchema = z
     metadata: MetadataSchema,
     next_sync_at: Timestamp.nullable().openapi({ description: 'When the schedule syncs it next; null without one, or paused' }),
     pages: z.number().int().openapi({ description: 'Pages it holds as documents now' }),
-    last_run: SourceRunSchema.nullable().openapi({ description: 'The latest sync, running or ended' }),
+    // Written out rather than a reference: a nullable reference made the referenced schema itself nullable.
+    last_run: RunObject.nullable().openapi({ description: 'The latest sync, running or ended' }),
     created_by: Id.openapi({ description: 'Who added it: its documents are theirs, and count against their daily quota' }),
     created_at: Timestamp,
     updated_at: Timestamp,

@@ -107,8 +107,7 @@ export function createSourceRepo(sql: Sql) {
       const fields = asJson(changes);
       const rescheduled = 'schedule' in changes || 'paused' in changes;
       const [row] = await sql<SourceRow[]>`
-        update sources set ${Object.keys(fields).length ? sql`${sql(fields)},` : sql``} updated_at = now()
-         where id = ${id} returning *`;
+        update sources set ${sql({ ...fields, updated_at: sql`now()` } as never)} where id = ${id} returning *`;
       if (!row || !rescheduled) return row;
       const [scheduled] = await sql<SourceRow[]>`
         update sources set next_sync_at = ${row.paused ? sql`null` : nextSync(sql, row.schedule)}
