@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
 import { CRAWLER_TOKEN } from '#core/sources/limits.ts';
 import { verifyWebhook } from '../../client/webhook-verify.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
@@ -425,5 +426,47 @@ describe('who may do what, and what is refused', () => {
       select count(*)::int as n from documents where id in ${db()([...documents.values()].map((doc) => doc.id))}`;
     expect(left?.n).toBe(0);
     expect((await api('GET', `/sources/${source.id}`, { token: owner.token })).status).toBe(404);
+  });
+});
+
+describe('politeness and the quota', () => {
+  it('waits the Crawl-delay between fetches from the site, with at most two at once', async () => {
+    const base = '/c1';
+    const links = Array.from({ length: 4 }, (_, i) => `${base}/p${i}`);
+    site.robots(`User-agent: ${CRAWLER_TOKEN}\nCrawl-delay: 1\nDisallow: /nothing\n`);
+    site.set(`${base}/`, page('delayed', links));
+    for (const [i, href] of links.entries()) site.set(href, { ...page(`delayed ${i}`), delayMs: 300 });
+    site.clear();
+    const source = await addSource(owner.token, { url: site.url(`${base}/`), collection_id: await collection() });
+    const run = await waitForSync(owner.token, source.id);
+    expect(run.counts.added).toBe(5);
+    const starts = site.log.filter((r) => r.path.startsWith(base)).map((r) => r.at);
+    for (let i = 1; i < starts.length; i++) expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(990);
+    expect(site.mostAtOnce).toBeLessThanOrEqual(2);
+    site.robots(null);
+    await untilIngested(owner.token);
+  });
+
+  it('stops a sync at the daily quota, partial, removing nothing, and refuses another until it resets', async () => {
+    const base = '/q1';
+    const user = await signUp('sources-quota');
+    const links = Array.from({ length: 6 }, (_, i) => `${base}/p${i}`);
+    site.set(`${base}/`, page('quota', links));
+    for (const [i, href] of links.entries()) site.set(href, { ...page(`quota ${i}`), delayMs: 400 });
+    const created = await api('POST', '/collections', { token: user.token, body: { name: 'Quota' } });
+    const source = await addSource(user.token, { url: site.url(`${base}/`), collection_id: created.body.id });
+    // The quota runs out while the pages are fetched: what is left of the sync waits for the next.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await db()`insert into ingest_usage (job_id, range_start, user_id, chunks)
+               values (${crypto.randomUUID()}, 1, ${user.id}, ${DAILY_INGEST_CHUNKS})`;
+    const run = await waitForSync(user.token, source.id);
+    expect(run).toMatchObject({ status: 'partial', message: expect.stringMatching(/daily ingestion quota is used up/) });
+    expect(run.counts.added).toBeLessThan(7);
+    expect(run.counts.removed).toBe(0);
+    const again = await api('POST', `/sources/${source.id}/sync`, { token: user.token });
+    expect(again.status).toBe(429);
+    expect(again.body.code).toBe('quota_exceeded');
+    expect(again.headers.get('retry-after')).toMatch(/^\d+$/);
+    await untilIngested(user.token);
   });
 });

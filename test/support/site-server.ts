@@ -43,6 +43,8 @@ export interface TestSite {
   remove(path: string): void;
   robots(text: string | null): void;
   readonly log: SiteRequest[];
+  /** The most requests the site was answering at once. */
+  readonly mostAtOnce: number;
   /** Requests for `path` (query included) so far. */
   requests(path: string): SiteRequest[];
   clear(): void;
@@ -61,6 +63,7 @@ export async function startSite(origin: string): Promise<TestSite> {
   const pages = new Map<string, Served>();
   let robotsTxt: string | null = null;
   const log: SiteRequest[] = [];
+  const load = { now: 0, most: 0 };
   // Whole seconds, as HTTP dates are; a page changed twice in a second still gets a new ETag.
   let clock = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
 
@@ -97,7 +100,10 @@ export async function startSite(origin: string): Promise<TestSite> {
       at: Date.now(),
     };
     log.push(entry);
+    load.now++;
+    load.most = Math.max(load.most, load.now);
     const send = (status: number, headers: Record<string, string>, body?: string | Uint8Array) => {
+      load.now--;
       entry.status = status;
       res.writeHead(status, headers);
       res.end(body);
@@ -134,8 +140,14 @@ export async function startSite(origin: string): Promise<TestSite> {
       robotsTxt = text;
     },
     log,
+    get mostAtOnce() {
+      return load.most;
+    },
     requests: (path) => log.filter((request) => request.path === path),
-    clear: () => void log.splice(0),
+    clear: () => {
+      log.splice(0);
+      load.most = 0;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
