@@ -1001,7 +1001,8 @@ export interface paths {
     /**
      * Register a webhook
      * @description When one of your ingest jobs ends, the service POSTs its `WebhookPayload` to `url` for each event you
-     *     asked for (`ingest.succeeded`, `ingest.failed`, `ingest.partial`), optionally only for jobs in `collection_id` (which
+     *     asked for (`ingest.succeeded`, `ingest.failed`, `ingest.partial`), and when a sync of one of your sources ends, a
+     *     `SourceSyncedPayload` (`source.synced`); optionally only for jobs and sources in `collection_id` (which
      *     you must be able to use: 403, or 404 if there is no such collection). Every attempt is signed in the Standard
      *     Webhooks style: `webhook-signature: v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` under the
      *     bytes the secret encodes, with `webhook-id` the same on every retry; the contract's `X-Service-Signature:
@@ -1119,6 +1120,27 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'source-synced': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A sync of a source ended (sent to your receiver)
+     * @description POSTed, as `ingest-job-ended` is, with the same headers and signatures, to each active registration that asked
+     *     for `source.synced`, when a sync of one of its user's sources ends, whatever its status.
+     */
+    post: operations['sourceSynced'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1154,6 +1176,49 @@ export interface components {
     };
     /** @enum {string} */
     WebhookEvent: 'ingest.succeeded' | 'ingest.failed' | 'ingest.partial' | 'source.synced';
+    /** @description The JSON body POSTed when a sync of one of its user’s sources ends (`source.synced`), with the same headers and signatures as `WebhookPayload`. `counts` are the run’s (see `WebSourceRun`). */
+    SourceSyncedPayload: {
+      /** @enum {string} */
+      event: 'source.synced';
+      /**
+       * Format: uuid
+       * @description The sync (`GET /sources/{id}/runs`); a delivery lists it as its `job_id`
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      run_id: string;
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      source_id: string;
+      /**
+       * Format: uuid
+       * @description Null for the personal namespace
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      collection_id: string | null;
+      /** @description The source’s URL */
+      source: string;
+      /** @enum {string} */
+      status: 'succeeded' | 'partial' | 'failed' | 'cancelled';
+      message: string | null;
+      counts: {
+        found: number;
+        fetched: number;
+        added: number;
+        changed: number;
+        unchanged: number;
+        failed: number;
+        skipped: number;
+        gone: number;
+        removed: number;
+      };
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      occurred_at: string;
+    };
     /** @description One Server-Sent Event of `POST /query/`: `event` is its `event:` field, `data` its one `data:` line parsed as JSON. */
     QueryEvent:
       | {
@@ -2430,10 +2495,11 @@ export interface components {
       webhook_id: string;
       /**
        * Format: uuid
+       * @description The job; for `source.synced`, the sync run
        * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
        */
       job_id: string;
-      /** @description The job’s file name or URL */
+      /** @description The job’s file name or URL; for `source.synced`, the source’s URL */
       source: string;
       event: components['schemas']['WebhookEvent'];
       /**
@@ -7332,6 +7398,28 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['WebhookPayload'];
+      };
+    };
+    responses: {
+      /** @description Received (any 2xx) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  sourceSynced: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SourceSyncedPayload'];
       };
     };
     responses: {

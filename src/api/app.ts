@@ -38,7 +38,8 @@ with \`Retry-After\`. Refused credentials (401 \`invalid_token\`, \`invalid_api_
 address, 30 a minute by default; past that, every request from the address that carries a credential is 429
 with \`Retry-After\`.
 
-When one of your ingest jobs ends, your webhooks (\`POST /webhooks/\`) get a signed \`WebhookPayload\`.
+When one of your ingest jobs ends, your webhooks (\`POST /webhooks/\`) get a signed \`WebhookPayload\`; when a sync of one of
+your sources (\`POST /sources/\`) ends, a \`SourceSyncedPayload\`.
 
 Browsers on other origins may call the API only when the deployment's \`CORS_ORIGINS\` lists them: the
 preflight is answered without a token (204 for a listed origin, 403 otherwise), and responses expose
@@ -46,7 +47,7 @@ preflight is answered without a token (204 for a listed origin, 403 otherwise), 
 
 Paths accept a trailing slash or not: \`/collections\` and \`/collections/\` are the same route.
 A collection that does not exist is 404; one that exists but is not yours to use is 403.
-Per-user objects (chat sessions, ingest jobs, API keys, webhooks) are 404 to everyone but their owner.
+Per-user objects (chat sessions, ingest jobs, API keys, webhooks, personal sources) are 404 to everyone but their owner.
 
 Failures of the services behind the API are reported without their upstream text: storage,
 vector index and model failures are 502; an unavailable ingestion queue (or ingestion disabled

@@ -6,6 +6,7 @@ import {
   CreateWebhookSchema,
   DeliveryListQuery,
   DeliverySchema,
+  SourceSyncedPayloadSchema,
   UpdateWebhookSchema,
   WebhookParams,
   WebhookPayloadSchema,
@@ -19,7 +20,8 @@ const create = route.post('/webhooks', 'Register a webhook', {
   operationId: 'createWebhook',
   access: 'bearer',
   description: `When one of your ingest jobs ends, the service POSTs its \`WebhookPayload\` to \`url\` for each event you
-asked for (\`ingest.succeeded\`, \`ingest.failed\`, \`ingest.partial\`), optionally only for jobs in \`collection_id\` (which
+asked for (\`ingest.succeeded\`, \`ingest.failed\`, \`ingest.partial\`), and when a sync of one of your sources ends, a
+\`SourceSyncedPayload\` (\`source.synced\`); optionally only for jobs and sources in \`collection_id\` (which
 you must be able to use: 403, or 404 if there is no such collection). Every attempt is signed in the Standard
 Webhooks style: \`webhook-signature: v1,<base64 HMAC-SHA-256 of "<webhook-id>.<webhook-timestamp>.<raw body>">\` under the
 bytes the secret encodes, with \`webhook-id\` the same on every retry; the contract's \`X-Service-Signature:
@@ -99,8 +101,20 @@ unsigned \`X-Service-Delivery\`. Answer 2xx within 10 s; anything else is retrie
   responses: { 200: { description: 'Received (any 2xx)' } },
 };
 
+const sourceSynced = {
+  ...jobEnded,
+  path: 'source-synced',
+  tags: ['Webhooks', 'Sources'],
+  operationId: 'sourceSynced',
+  summary: 'A sync of a source ended (sent to your receiver)',
+  description: `POSTed, as \`ingest-job-ended\` is, with the same headers and signatures, to each active registration that asked
+for \`source.synced\`, when a sync of one of its user's sources ends, whatever its status.`,
+  request: { body: jsonBody(SourceSyncedPayloadSchema) },
+};
+
 export function registerWebhookRoutes(app: App) {
   app.openAPIRegistry.registerWebhook(jobEnded);
+  app.openAPIRegistry.registerWebhook(sourceSynced);
   app.openapi(create, async (c) => c.json(await c.var.services.webhooks.create(c.var.caller, c.req.valid('json')), 200));
   app.openapi(list, async (c) => c.json(await c.var.services.webhooks.list(c.var.caller), 200));
   app.openapi(update, async (c) =>

@@ -71,6 +71,34 @@ export const WebhookPayloadSchema = z
       'not change between sends, so it cannot tell a replay) and `X-Service-Delivery` (`webhook-id` again, unsigned).',
   });
 
+export const SourceSyncedPayloadSchema = z
+  .object({
+    event: z.literal('source.synced'),
+    run_id: Id.openapi({ description: 'The sync (`GET /sources/{id}/runs`); a delivery lists it as its `job_id`' }),
+    source_id: Id,
+    collection_id: Id.nullable().openapi({ description: 'Null for the personal namespace' }),
+    source: z.string().openapi({ description: 'The source’s URL' }),
+    status: z.enum(['succeeded', 'partial', 'failed', 'cancelled']),
+    message: z.string().nullable(),
+    counts: z.object({
+      found: z.number().int(),
+      fetched: z.number().int(),
+      added: z.number().int(),
+      changed: z.number().int(),
+      unchanged: z.number().int(),
+      failed: z.number().int(),
+      skipped: z.number().int(),
+      gone: z.number().int(),
+      removed: z.number().int(),
+    }),
+    occurred_at: Timestamp,
+  })
+  .openapi('SourceSyncedPayload', {
+    description:
+      'The JSON body POSTed when a sync of one of its user’s sources ends (`source.synced`), with the same headers and ' +
+      'signatures as `WebhookPayload`. `counts` are the run’s (see `WebSourceRun`).',
+  });
+
 const AttemptSchema = z.object({
   attempt: z.number().int(),
   at: Timestamp,
@@ -83,8 +111,8 @@ export const DeliverySchema = z
   .object({
     id: Id.openapi({ description: 'Sent as `webhook-id` (signed) and `X-Service-Delivery`' }),
     webhook_id: Id,
-    job_id: Id,
-    source: z.string().openapi({ description: 'The job’s file name or URL' }),
+    job_id: Id.openapi({ description: 'The job; for `source.synced`, the sync run' }),
+    source: z.string().openapi({ description: 'The job’s file name or URL; for `source.synced`, the source’s URL' }),
     event: WebhookEventSchema,
     status: z.enum(['pending', 'delivered', 'retrying', 'failed', 'skipped']).openapi({
       description:

@@ -14,6 +14,7 @@ const EVENTS = [
   ['ingest.succeeded', 'a document was read and indexed in full'],
   ['ingest.failed', 'a document could not be added, or its job was cancelled'],
   ['ingest.partial', 'a document was indexed in part'],
+  ['source.synced', 'a sync of one of your sources ended'],
 ] as const satisfies readonly (readonly [Schema<'WebhookEvent'>, string])[];
 const ALL = 'all your uploads';
 
