@@ -78,6 +78,14 @@ describe('public routes', () => {
         'DELETE /webhooks/{id}',
         'GET /webhooks/{id}/deliveries',
         'POST /webhooks/{id}/rotate-secret',
+        'POST /sources',
+        'GET /sources',
+        'GET /sources/{id}',
+        'PATCH /sources/{id}',
+        'DELETE /sources/{id}',
+        'POST /sources/{id}/sync',
+        'GET /sources/{id}/runs',
+        'GET /sources/{id}/pages',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;
