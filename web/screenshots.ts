@@ -223,6 +223,13 @@ try {
       await page.goto(`${apiUrl}/app/c/${readingList.id}/sources`);
       const sources = page.getByRole('list', { name: 'Sources', exact: true });
       await sources.locator('li.source').nth(1).waitFor();
+      // A phone shows the sources, below the form (the heading just under the bar).
+      if (label === 'phone') {
+        await page.getByRole('heading', { name: 'This collection’s sources' }).evaluate((heading) => {
+          heading.scrollIntoView();
+          window.scrollBy(0, -64);
+        });
+      }
       await shoot(page, `sources-${suffix}`, label === 'desktop');
       if (theme === 'light') {
         await page.getByRole('button', { name: `Run history of ${siteUrl}/tides/` }).click();
