@@ -51,11 +51,6 @@ interface Endpoint {
   variant?: boolean;
   /** What a success answers, when not 200: 201 for a creation, 202 for a start. */
   success?: 201 | 202;
-  /**
-   * A known departure from "404 for a collection that does not exist": what a restricted key gets instead,
-   * when the service refuses the restriction before it looks the collection up.
-   */
-  restrictedMissing?: 403;
   /** Expected status for each authenticated caller (200: it succeeds); successes run last, the owner's very last. */
   expect: Record<Role, number>;
 }
@@ -85,7 +80,6 @@ function endpoint(
     upload?: boolean;
     variant?: boolean;
     success?: 201 | 202;
-    restrictedMissing?: 403;
   },
   expect: Record<Role, number>,
   body?: Record<string, unknown>,
@@ -223,9 +217,7 @@ const ENDPOINTS: Endpoint[] = [
   endpoint(
     "list a collection's sources",
     'GET /sources?collection_id={collection}',
-    // The listing refuses a key restricted to another collection (403) before it looks for the one named, which
-    // POST /sources and every other collection route answer 404 when it does not exist: reported, not yet settled.
-    { scope: 'ingest', place: 'collection', variant: true, restrictedMissing: 403 },
+    { scope: 'ingest', place: 'collection', variant: true },
     ingesters,
   ),
   endpoint(
@@ -679,8 +671,7 @@ describe.each(ENDPOINTS)('$method $name', (endpoint) => {
     for (const [name, key] of Object.entries(KEY_CALLERS)) {
       const allowed = endpoint.scope !== 'bearer' && key.scopes.includes(endpoint.scope);
       const response = await send(endpoint, missing, headersOf({ apiKey: keys[name] as string }));
-      const found = key.restriction ? (endpoint.restrictedMissing ?? 404) : 404;
-      expect(response.status, name).toBe(allowed ? found : 403);
+      expect(response.status, name).toBe(allowed ? 404 : 403);
     }
   });
 });

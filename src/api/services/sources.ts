@@ -203,13 +203,12 @@ export function createSourceService(deps: SourcesDeps) {
       return view as NonNullable<typeof view>;
     },
 
-    /** One collection's sources, the personal space's (`null`), or every source the caller may manage. */
+    /**
+     * One collection's sources, the personal space's (`null`), or every source the caller may manage; a key
+     * restricted to a collection lists that one's. A collection that does not exist is 404 before anything else.
+     */
     async list(caller: Caller, collectionId: string | null | undefined) {
-      const restriction = caller.key?.collectionId;
-      const place = restriction ?? collectionId;
-      if (restriction && collectionId !== undefined && collectionId?.toLowerCase() !== restriction) {
-        access.requireUnrestricted(caller);
-      }
+      const place = collectionId === undefined ? caller.key?.collectionId : collectionId;
       if (place === undefined) return present(await sources.listManaged(caller.id));
       await requireIngest(caller, place);
       return present(await sources.list(place ? { collectionId: place } : { userId: caller.id }));
