@@ -100,7 +100,7 @@ describe.skipIf(!chromiumAvailable)('the sources page in headless Chromium', { t
     await form.getByLabel('Sync by itself').selectOption({ label: 'Every day' });
     await addThroughForm(page, ARTICLE);
     await expect.poll(() => notice(page).textContent()).toBe(`Added ${ARTICLE}: its first sync is running.`);
-    expect(await form.getByLabel('Address', { exact: true }).inputValue()).toBe('');
+    await expect.poll(() => form.getByLabel('Address', { exact: true }).inputValue()).toBe('');
 
     const added = card(page, ARTICLE);
     await added.waitFor();
