@@ -1,8 +1,7 @@
 import { call, rag, type Schema } from '../api.ts';
 
 export type Source = Schema<'WebSource'>;
-// The description makes the run schema itself nullable (from `last_run`'s `.nullable()`); a run listed or started is one.
-export type SourceRun = NonNullable<Schema<'WebSourceRun'>>;
+export type SourceRun = Schema<'WebSourceRun'>;
 export type RunCounts = Schema<'WebSourceRunCounts'>;
 export type SourcePage = Schema<'WebSourcePage'>;
 export type NewSource = Schema<'CreateWebSource'>;
@@ -22,10 +21,7 @@ export const createSource = (body: NewSource) => call(rag.POST('/sources', { bod
 export const updateSource = (id: string, body: SourceChange) => call(rag.PATCH('/sources/{id}', { params: path(id), body }));
 export const deleteSource = (id: string) => call(rag.DELETE('/sources/{id}', { params: path(id) }));
 export const syncSource = (id: string) => call(rag.POST('/sources/{id}/sync', { params: path(id) }));
-export const listRuns = (id: string) =>
-  call(rag.GET('/sources/{id}/runs', { params: { ...path(id), query: { limit: 20 } } })).then((runs) =>
-    runs.filter((run): run is SourceRun => run !== null),
-  );
+export const listRuns = (id: string) => call(rag.GET('/sources/{id}/runs', { params: { ...path(id), query: { limit: 20 } } }));
 export const listPages = (id: string) => call(rag.GET('/sources/{id}/pages', { params: { ...path(id), query: { limit: 200 } } }));
 
 export const isRunning = (run: SourceRun | null | undefined) => run?.status === 'running';
