@@ -85,23 +85,20 @@ export async function crawlPage(deps: CrawlDeps, ctx: CrawlContext, page: PageRo
   const links = read && !read.nofollow ? read.links.flatMap((href) => linkOf(href, ctx.scope)) : [];
 
   const sha256 = await sha256OfBytes(fetched.bytes);
+  const settleKey = (update: PageUpdate) => deps.pages.settle(ctx.source.id, ctx.runId, key, fetched.url, page.depth, update);
   const pageFields = { title: read?.title ?? null, links: links.map((l) => l.href), ...validators(fetched, known) };
   if (known?.content_sha256 === sha256) {
     await deps.sourceDocuments.touch(known.document_id ? [known.document_id] : []);
-    await deps.pages.settle(ctx.source.id, ctx.runId, key, fetched.url, page.depth, {
-      state: 'unchanged',
-      fetched: true,
-      ...pageFields,
-    });
+    await settleKey({ state: 'unchanged', fetched: true, ...pageFields });
     return follow(deps, ctx, page, links);
   }
   if (ctx.quotaSpent || (await deps.usedToday(ctx.source.user_id)) >= deps.quota.perDay) {
     ctx.quotaSpent = true;
-    return settle(page.url, { state: 'failed', fetched: true, error: QUOTA_SPENT });
+    return settleKey({ state: 'failed', fetched: true, error: QUOTA_SPENT });
   }
   const stored = await storePage(deps, ctx, key, fetched.bytes, type, fetched.contentType);
-  if (!stored) return settle(page.url, { state: 'failed', fetched: true, error: STILL_INGESTING });
-  await deps.pages.settle(ctx.source.id, ctx.runId, key, fetched.url, page.depth, {
+  if (!stored) return settleKey({ state: 'failed', fetched: true, error: STILL_INGESTING });
+  await settleKey({
     state: known?.content_sha256 ? 'changed' : 'added',
     fetched: true,
     changed: true,

@@ -1,6 +1,6 @@
 /**
- * Fetches spread over hosts politely: at most `concurrency` at once per host, and each start at
- * least `delayMs` (or the host's Crawl-delay) after the one before it on that host.
+ * Fetches spread over sites politely: at most `concurrency` at once per site (an origin), and each start
+ * at least `delayMs` (or the site's Crawl-delay) after the one before it on that site.
  */
 export interface Politeness {
   delayMs: number;
@@ -9,19 +9,19 @@ export interface Politeness {
 
 export async function eachPolitely<T>(
   items: readonly T[],
-  hostOf: (item: T) => string,
-  delayOf: (host: string) => number,
+  siteOf: (item: T) => string,
+  delayOf: (site: string) => number,
   concurrency: number,
   task: (item: T) => Promise<void>,
 ): Promise<void> {
-  const byHost = new Map<string, T[]>();
+  const bySite = new Map<string, T[]>();
   for (const item of items) {
-    const host = hostOf(item);
-    byHost.set(host, [...(byHost.get(host) ?? []), item]);
+    const site = siteOf(item);
+    bySite.set(site, [...(bySite.get(site) ?? []), item]);
   }
   await Promise.all(
-    [...byHost].map(async ([host, queue]) => {
-      const delay = delayOf(host);
+    [...bySite].map(async ([site, queue]) => {
+      const delay = delayOf(site);
       // The step may follow another one's last fetch at once: the first start waits too.
       let nextStart = Date.now() + delay;
       const lane = async () => {

@@ -41,25 +41,20 @@ export async function runCrawlStep(deps: CrawlDeps, message: CrawlMessage): Prom
   if (message.step === 1 && source.kind === 'site') await readSitemaps(deps, ctx, await robots(new URL(source.url).origin));
 
   const batch = await deps.pages.frontier(run.id, deps.pagesPerStep);
-  const origins = new Map<string, Robots>();
+  const originOf = (page: { href: string }) => new URL(page.href).origin;
+  const rules = new Map<string, Robots>();
+  for (const origin of new Set(batch.map(originOf))) rules.set(origin, await robots(origin));
+  const allowed = [];
   for (const page of batch) {
-    const origin = new URL(page.href).origin;
-    if (!origins.has(origin)) origins.set(origin, await robots(origin));
+    if (rules.get(originOf(page))?.allowed(page.href) !== false) allowed.push(page);
+    else await deps.pages.settle(source.id, run.id, page.url, page.href, page.depth, { state: 'skipped' });
   }
   await eachPolitely(
-    batch,
-    (page) => new URL(page.href).host,
-    (host) => {
-      const delay = [...origins].find(([origin]) => new URL(origin).host === host)?.[1].delaySeconds;
-      return Math.max(deps.politeness.delayMs, (delay ?? 0) * 1000);
-    },
+    allowed,
+    originOf,
+    (origin) => Math.max(deps.politeness.delayMs, (rules.get(origin)?.delaySeconds ?? 0) * 1000),
     deps.politeness.concurrency,
-    async (page) => {
-      if (origins.get(new URL(page.href).origin)?.allowed(page.href) === false) {
-        return deps.pages.settle(source.id, run.id, page.url, page.href, page.depth, { state: 'skipped' });
-      }
-      await crawlPage(deps, ctx, page);
-    },
+    (page) => crawlPage(deps, ctx, page),
   );
 
   if (!(await deps.runs.advance(run.id, message.step))) return;
