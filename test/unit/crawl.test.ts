@@ -115,7 +115,7 @@ describe('politeness', () => {
       2,
       async (item) => {
         const host = item[0] as string;
-        (starts[host] ??= []).push(Date.now() - began);
+        starts[host] = [...(starts[host] ?? []), Date.now() - began];
         inFlight[host] = (inFlight[host] ?? 0) + 1;
         most[host] = Math.max(most[host] ?? 0, inFlight[host]);
         await new Promise((resolve) => setTimeout(resolve, 100));

@@ -120,8 +120,14 @@ function push(kind: Block['kind'], text: string, blocks: Block[], budget: ParseB
 /** Any value at `path`, its headings from `level`. */
 function readValue(value: Json, path: string, level: number, blocks: Block[], budget: ParseBudget): void {
   budget.work();
-  if (isPlain(value)) return push('paragraph', path === '' ? plain(value) : `${path}: ${plain(value)}`, blocks, budget);
-  if (Array.isArray(value)) return readArray(value, path, level, blocks, budget);
+  if (isPlain(value)) {
+    push('paragraph', path === '' ? plain(value) : `${path}: ${plain(value)}`, blocks, budget);
+    return;
+  }
+  if (Array.isArray(value)) {
+    readArray(value, path, level, blocks, budget);
+    return;
+  }
   readObject(value, path, level, blocks, budget);
 }
 
@@ -142,7 +148,10 @@ function readObject(object: JsonObject, path: string, level: number, blocks: Blo
 }
 
 function readArray(array: Json[], path: string, level: number, blocks: Block[], budget: ParseBudget): void {
-  if (array.every(isPlain)) return readPlainList(array, path.slice(path.lastIndexOf('.') + 1), blocks, budget);
+  if (array.every(isPlain)) {
+    readPlainList(array, path.slice(path.lastIndexOf('.') + 1), blocks, budget);
+    return;
+  }
   array.forEach((item, i) => {
     readRecord(item, `${path}[${i}]`, level, blocks, budget);
   });
@@ -153,7 +162,10 @@ function readPlainList(values: Json[], name: string, blocks: Block[], budget: Pa
   const texts = values.map(plain).filter((text) => text !== '');
   if (texts.length === 0) return;
   const line = texts.join(', ');
-  if (line.length <= MAX_INLINE_LIST_CHARS) return push('paragraph', name ? `${name}: ${line}` : line, blocks, budget);
+  if (line.length <= MAX_INLINE_LIST_CHARS) {
+    push('paragraph', name ? `${name}: ${line}` : line, blocks, budget);
+    return;
+  }
   if (name) heading(name, HEADING_LEVELS, blocks, budget);
   for (const text of texts) push('list_item', text, blocks, budget);
 }
@@ -161,10 +173,14 @@ function readPlainList(values: Json[], name: string, blocks: Block[], budget: Pa
 /** One record as one block when it is short enough, else as an object under its own path. */
 function readRecord(record: Json, path: string, level: number, blocks: Block[], budget: ParseBudget): void {
   budget.work();
-  if (!isObject(record) && !Array.isArray(record)) return push('paragraph', plain(record), blocks, budget);
+  if (!isObject(record) && !Array.isArray(record)) {
+    push('paragraph', plain(record), blocks, budget);
+    return;
+  }
   const parts: string[] = [];
   if (flatten(record, '', parts, { chars: 0 }, budget)) {
-    return push('paragraph', parts.join('; '), blocks, budget);
+    push('paragraph', parts.join('; '), blocks, budget);
+    return;
   }
   heading(path, level, blocks, budget);
   readValue(record, path, level + 1, blocks, budget);
