@@ -127,4 +127,20 @@ describe('politeness', () => {
     expect(most).toEqual({ a: 2, b: 2 });
     expect(starts.b?.[0]).toBeLessThan(100);
   });
+
+  it('spaces the starts by the last answer’s time, so that on average one fetch is under way, however many lanes', async () => {
+    const starts: number[] = [];
+    await eachPolitely(
+      [1, 2, 3, 4, 5, 6],
+      () => 'site',
+      () => 0,
+      2,
+      async () => {
+        starts.push(Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      },
+    );
+    // The first two go at once (nothing is known of the site yet); from then on, one start per answer's time.
+    for (let i = 2; i < starts.length; i++) expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(55);
+  });
 });

@@ -30,8 +30,9 @@ patterns and \`allowed_origins\` (default: the start URL's origin). Each page be
 are its URL. The first sync starts at once (\`last_run\`); \`schedule\` syncs it again hourly, daily or weekly.
 
 The crawler is polite: it reads each origin's robots.txt for the user agent \`${CRAWLER_TOKEN}\` (its requests say
-\`${CRAWLER_USER_AGENT}\`) and never fetches a disallowed page; it waits between fetches from one host (the operator's
-CRAWL_HOST_DELAY_MS, or the site's \`Crawl-delay\` if longer) with at most CRAWL_HOST_CONCURRENCY at once. Every URL and
+\`${CRAWLER_USER_AGENT}\`) and never fetches a disallowed page; between two fetches from one site it waits as long as
+the site's last answer took, and at least the operator's CRAWL_HOST_DELAY_MS (except on origins the operator trusts)
+or the site's \`Crawl-delay\` if longer, with at most CRAWL_HOST_CONCURRENCY at once. Every URL and
 every redirect passes the same address rules as \`POST /ingest/url\` (422 \`url_refused\` for the start URL now; a
 page refused later fails in its run), and the crawl never leaves the allowed origins. URLs are compared without
 fragments, default ports, \`utm_\` and other tracking parameters, or a trailing slash, and a page's canonical link

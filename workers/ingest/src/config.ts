@@ -22,7 +22,10 @@ export const IngestSettings = z.object({
   INGEST_SWEEP_AFTER_MINUTES: positiveInt(60),
   /** Pages of a PDF read at most; a warning names the rest. */
   INGEST_MAX_PDF_PAGES: positiveInt(MAX_PDF_PAGES),
-  /** A crawl's politeness: the least time between two fetches from one host (or its robots.txt Crawl-delay, if longer)… */
+  /**
+   * A crawl's politeness (crawl/polite.ts): the least time between two fetches from one site, except the
+   * INGEST_TRUSTED_ORIGINS (its robots.txt Crawl-delay, or its last answer's time, if longer)…
+   */
   CRAWL_HOST_DELAY_MS: z.coerce.number().int().min(0).default(250),
   /** …and the most fetches from one host at once. */
   CRAWL_HOST_CONCURRENCY: positiveInt(2),

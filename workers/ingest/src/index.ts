@@ -76,7 +76,11 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
       sourceDocuments: createSourceDocumentRepo(sql),
       jobs: createJobRepo(sql),
       usedToday: createQuotaRepo(sql).usedToday,
-      politeness: { delayMs: config.CRAWL_HOST_DELAY_MS, concurrency: config.CRAWL_HOST_CONCURRENCY },
+      politeness: {
+        delayMs: config.CRAWL_HOST_DELAY_MS,
+        concurrency: config.CRAWL_HOST_CONCURRENCY,
+        trustedOrigins: config.INGEST_TRUSTED_ORIGINS,
+      },
       pagesPerStep: config.CRAWL_PAGES_PER_STEP,
       // Webhook receivers pass the same address rules again at every delivery, with their own trusted origins.
       checkUrl: (url) =>

@@ -52,7 +52,11 @@ export async function runCrawlStep(deps: CrawlDeps, message: CrawlMessage): Prom
   await eachPolitely(
     allowed,
     originOf,
-    (origin) => Math.max(deps.politeness.delayMs, (rules.get(origin)?.delaySeconds ?? 0) * 1000),
+    (origin) =>
+      Math.max(
+        deps.politeness.trustedOrigins.includes(origin) ? 0 : deps.politeness.delayMs,
+        (rules.get(origin)?.delaySeconds ?? 0) * 1000,
+      ),
     deps.politeness.concurrency,
     (page) => crawlPage(deps, ctx, page),
   );
