@@ -729,7 +729,7 @@ function report(results: Result[], command: string, m: ReturnType<typeof machine
     const c = r.crawlSettings;
     const x = r.summary;
     lines.push(
-      `| ${r.setting.label}: delay ${c.CRAWL_HOST_DELAY_MS} ms, concurrency ${c.CRAWL_HOST_CONCURRENCY}, ${c.CRAWL_PAGES_PER_STEP} pages a step | ${s(x.uploadMs)} | ${s(x.crawlMs)} | ${fixed(x.uploadPagesPerS)} | ${fixed(x.crawlPagesPerS)} | **${pct(x.crawlRatio)}** ${r.targets.crawl ? 'met' : 'missed'} | ${s(x.syncMs)} | **${pct(x.syncShare)}** ${r.targets.syncShare ? 'met' : 'missed'} | ${x.syncEmbeddingCalls} |`,
+      `| ${r.setting.label}: floor ${c.CRAWL_HOST_DELAY_MS} ms (not on a trusted origin such as this site), concurrency ${c.CRAWL_HOST_CONCURRENCY}, ${c.CRAWL_PAGES_PER_STEP} pages a step | ${s(x.uploadMs)} | ${s(x.crawlMs)} | ${fixed(x.uploadPagesPerS)} | ${fixed(x.crawlPagesPerS)} | **${pct(x.crawlRatio)}** ${r.targets.crawl ? 'met' : 'missed'} | ${s(x.syncMs)} | **${pct(x.syncShare)}** ${r.targets.syncShare ? 'met' : 'missed'} | ${x.syncEmbeddingCalls} |`,
     );
   }
   const steps = (t: WorkerTime) => `${t.count}, ${s(t.ms)}`;
