@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CheckResult } from './check-result.ts';
 import { hyperdriveCachingVerdict } from './hyperdrive.ts';
 import { checkMigrationDates } from './migrations.ts';
+import { checkPendingMigrations } from './pending-migrations.ts';
 import { checkQStashAccount, checkQStashRegion } from './qstash-regions.ts';
 import { parseSecretList, secretsCheck } from './secrets.ts';
 import { problemsOf, splitSettings, unknownSettings } from './settings.ts';
@@ -18,15 +19,18 @@ export interface CheckInputs {
   all: Record<string, string>;
   wrangler: Wrangler;
   fetcher?: typeof fetch;
+  /** The deployed database (DATABASE_URL in the shell), whose applied migrations are compared with the files. */
+  databaseUrl?: string;
 }
 
 export const PLACEHOLDER_HYPERDRIVE_ID = /^0{32}$/;
 
 /**
  * Everything a deploy must get right that no local test can see, checked before anything is uploaded:
- * each worker's settings against its own validation, the migrations' dates, the QStash region and
- * account, Hyperdrive's query caching, and which secrets the deploy would remove. The dry run (CI) asks
- * no account; `--check` and the deploy ask Cloudflare and QStash where they can, and say where they cannot.
+ * each worker's settings against its own validation, the migrations' dates and which of them the database
+ * has not applied, the QStash region and account, Hyperdrive's query caching, and which secrets the deploy
+ * would remove. The dry run (CI) asks no account; `--check` and the deploy ask Cloudflare, QStash and the
+ * database where they can, and say where they cannot.
  */
 export async function runChecks(inputs: CheckInputs): Promise<{ results: CheckResult[]; held: Map<string, string[]> }> {
   const { mode, root, all, wrangler } = inputs;
@@ -81,6 +85,7 @@ export async function runChecks(inputs: CheckInputs): Promise<{ results: CheckRe
       message: `${migrations.files.length} migrations, none dated after the commit that added it (newest ${newest}); apply them with npx supabase db push`,
     });
   }
+  results.push(await checkPendingMigrations({ mode, files: migrations.files, databaseUrl: inputs.databaseUrl }));
   if (!existsSync(join(root, 'node_modules/.bin/supabase'))) {
     results.push({
       status: 'warn',

@@ -46,7 +46,7 @@ const all = (() => {
 
 const wrangler = localWrangler(root);
 console.log(`deploy: checking ${flags.settings}${mode === 'dry-run' ? ' (dry run: no account is asked)' : ''}`);
-const { results, held } = await runChecks({ mode, root, all, wrangler });
+const { results, held } = await runChecks({ mode, root, all, wrangler, databaseUrl: process.env.DATABASE_URL || undefined });
 for (const result of results) console.log(formatCheck(result));
 const failed = results.filter((result) => result.status === 'fail').length;
 const unchecked = results.filter((result) => result.status === 'unchecked').length;

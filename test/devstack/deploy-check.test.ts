@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../deploy/check-result.ts';
 import { runChecks } from '../../deploy/checks.ts';
@@ -11,11 +12,15 @@ import { checkQStashAccount } from '../../deploy/qstash-regions.ts';
 import { removeSecrets } from '../../deploy/secrets.ts';
 import { parseEnvFile } from '../../deploy/settings.ts';
 import { localWrangler } from '../../deploy/wrangler.ts';
+import { migrate } from '../../devstack/migrate.ts';
+import { freePort } from '../../devstack/ports.ts';
+import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
 import { createQStash, type QStash } from '../../devstack/qstash/server.ts';
 import { FAKE_ACCOUNT_ID, type FakeCloudflareApi, startFakeCloudflareApi } from '../support/fake-cloudflare-api.ts';
 
 // `npm run deploy -- --check` as it runs: the real wrangler, answered by a stand-in of the Cloudflare API
-// on loopback, and the devstack's QStash in place of the region's (which it is reached as).
+// on loopback, the devstack's QStash in place of the region's (which it is reached as), and the devstack's
+// database, migrated, as DATABASE_URL.
 const root = new URL('../../', import.meta.url).pathname;
 const US = 'https://qstash-us-east-1.upstash.io';
 const id = 'abcdef0123456789abcdef0123456789';
@@ -28,8 +33,13 @@ let api: FakeCloudflareApi;
 let qstash: QStash;
 let qstashServer: Server;
 let qstashBase: string;
+let database: RunningPostgres;
 
 beforeAll(async () => {
+  database = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  const sql = postgres(database.url, { max: 1, prepare: false, onnotice: () => {} });
+  await migrate(sql);
+  await sql.end();
   api = await startFakeCloudflareApi();
   qstash = createQStash({ token: keys.token, currentSigningKey: keys.current, nextSigningKey: keys.next });
   const app = new Hono().route('/qstash', qstash.app);
@@ -43,6 +53,7 @@ afterAll(async () => {
   await api?.stop();
   await qstash?.stop();
   qstashServer?.close();
+  await database?.stop();
 });
 
 /** The region's URL, answered on loopback. */
@@ -81,11 +92,19 @@ describe('npm run deploy -- --check, against the accounts', () => {
     api.secrets.set('rag-api', ['CORS_ORIGINS', 'OLD_SETTING', 'OPENAI_API_KEY']);
     api.secrets.set('rag-ingest', ['OPENAI_API_KEY']);
 
-    const { results, held } = await runChecks({ mode: 'check', root, all, wrangler: wrangler(), fetcher: toDevstack });
+    const { results, held } = await runChecks({
+      mode: 'check',
+      root,
+      all,
+      wrangler: wrangler(),
+      fetcher: toDevstack,
+      databaseUrl: database.url,
+    });
 
     expect(find(results, `Hyperdrive ${id}`)).toMatchObject({ status: 'fail' });
     expect(find(results, 'QSTASH_URL')).toMatchObject({ status: 'pass', message: expect.stringContaining('the US region') });
     expect(find(results, 'QStash account')).toMatchObject({ status: 'pass' });
+    expect(find(results, 'database migrations')).toMatchObject({ status: 'pass' });
     expect(find(results, 'api worker secrets')?.message).toContain('the deploy removes CORS_ORIGINS, OLD_SETTING');
     expect(find(results, 'ingest worker secrets')?.message).toContain('none of its secrets would be removed');
     // Never deployed: nothing to remove.
@@ -97,7 +116,14 @@ describe('npm run deploy -- --check, against the accounts', () => {
 
   it('passes the same settings once caching is disabled, with nothing left unchecked', async () => {
     api.hyperdrive.set(id, { name: 'rag-db', caching: { disabled: true } });
-    const { results } = await runChecks({ mode: 'check', root, all: settings(), wrangler: wrangler(), fetcher: toDevstack });
+    const { results } = await runChecks({
+      mode: 'check',
+      root,
+      all: settings(),
+      wrangler: wrangler(),
+      fetcher: toDevstack,
+      databaseUrl: database.url,
+    });
     expect(results.filter((result) => result.status === 'fail' || result.status === 'unchecked')).toEqual([]);
     expect(find(results, `Hyperdrive ${id}`)).toMatchObject({ status: 'pass', message: 'query caching is disabled' });
   }, 180_000);
