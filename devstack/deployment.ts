@@ -40,7 +40,7 @@ export interface LocalDeploymentOptions {
   beforeWorkers?: (stack: Devstack) => Promise<Interposed>;
   /** Keep wrangler's output for error reports (tests, benches) instead of passing it through. */
   quiet?: boolean;
-  /** With quiet, also write a worker's output here. */
+  /** With quiet, also write a worker's output here; unset, `<dataDir>/<worker>.log`. */
   logFiles?: Partial<Record<WorkerName, string | undefined>>;
 }
 
@@ -54,6 +54,8 @@ export interface LocalDeployment {
   apiVars: Record<string, string>;
   /** Every worker's settings, as each was started with. */
   vars: Record<WorkerName, Record<string, string>>;
+  /** Where a quiet deployment writes each worker's output (its structured log lines among wrangler's own). */
+  logFiles: Partial<Record<WorkerName, string>>;
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,12 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
       ...interposed.vars?.[name],
     });
     const stateDir = options.stateDir ?? join(dataDir, 'wrangler');
+    // A quiet deployment (tests, benches) keeps every worker's output in a file, so that a test can read its logs.
+    const logFiles: Partial<Record<WorkerName, string>> = {};
+    for (const name of ['api', 'ingest', 'scoring'] as const) {
+      const file = options.logFiles?.[name] ?? (options.quiet ? join(dataDir, `${name}.log`) : undefined);
+      if (file) logFiles[name] = file;
+    }
     // A failed start is kept rather than thrown, so that no worker still starting outlives stop().
     let failure: unknown;
     const start = (name: WorkerName, config: string) =>
@@ -121,7 +129,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
         hyperdrive: { HYPERDRIVE: interposed.databaseUrls?.[name] ?? stack.workerDatabaseUrls[name] },
         persistTo: join(stateDir, name),
         quiet: options.quiet,
-        logFile: options.logFiles?.[name],
+        logFile: logFiles[name],
       }).then(
         (worker) => {
           cleanups.unshift(() => worker.stop());
@@ -139,7 +147,7 @@ export async function startLocalDeployment(options: LocalDeploymentOptions = {})
     ]);
     if (!ingest || !api || (scoringUrl && !scoring)) throw failure;
     const started = { api: vars('api'), ingest: vars('ingest'), scoring: scoring ? vars('scoring') : {} };
-    return { dataDir, stack, api, ingest, scoring, apiVars: started.api, vars: started, stop };
+    return { dataDir, stack, api, ingest, scoring, apiVars: started.api, vars: started, logFiles, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -7,6 +7,7 @@ import { toHttpError, validationFailed } from './errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { crossOrigin } from './middleware/cross-origin.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
+import { requestLog } from './middleware/request-log.ts';
 import { provideServices } from './middleware/services.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
@@ -65,11 +66,12 @@ export function createApp(): App {
   });
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', requestLog);
   app.use('*', crossOrigin);
   app.onError((error, c) => {
     const failure = toHttpError(error);
     if (failure.code === 'internal_error' || error instanceof UpstreamError || isDatabaseUnreachable(error)) {
-      console.error(`[${c.var.requestId}]`, error);
+      c.var.log.error('request_failed', error, { status: failure.status, code: failure.code });
     }
     if (failure.status === 401) c.header('WWW-Authenticate', 'Bearer');
     if (failure.retryAfter !== undefined) c.header('Retry-After', String(failure.retryAfter));

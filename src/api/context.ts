@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Caller } from '#core/caller.ts';
+import type { Logger } from '#core/log.ts';
 import type { Config } from './config.ts';
 import type { Services } from './services/index.ts';
 
@@ -7,6 +8,8 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
+    /** The request's logger (middleware/request-log.ts): its id on every line. */
+    log: Logger;
     config: Config;
     caller: Caller;
     services: Services;

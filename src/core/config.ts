@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from './errors.ts';
 import { DAILY_INGEST_CHUNKS, INGEST_PARALLELISM_PER_USER } from './limits.ts';
+import { logUnowned } from './log.ts';
 import { parseTrustedOrigins } from './urls/url-policy.ts';
 
 export const blankIsUnset = (v: unknown) => (v === '' ? undefined : v);
@@ -77,7 +78,10 @@ export function parseSettings<S extends z.ZodType<object>>(schema: S, env: objec
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const names = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '?')))];
-    console.error(`Invalid configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
+    logUnowned('error', 'invalid_configuration', {
+      settings: names.join(', '),
+      message: `Invalid configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`,
+    });
     throw new DomainError('misconfigured', `Service misconfigured: check setting ${names.join(', ')}`);
   }
   cache.set(env, parsed.data);

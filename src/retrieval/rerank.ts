@@ -1,4 +1,5 @@
 import type { Models } from '#core/adapters/models.ts';
+import { logUnowned } from '#core/log.ts';
 import { DEFAULT_CONFIG } from './config.ts';
 import { applyStrategy, type Candidate, type FusedContext, type QueryMode, type Strategy } from './strategies.ts';
 import { locationOf } from './vector-metadata.ts';
@@ -113,7 +114,10 @@ export async function rerankCandidates(
   } catch (error) {
     if (budget.aborted) ranking = 'timeout';
     else {
-      console.warn(`rerank failed, answering with the fused order: ${error instanceof Error ? error.message : String(error)}`);
+      logUnowned('warn', 'rerank_failed', {
+        worker: 'api',
+        message: `rerank failed, answering with the fused order: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`,
+      });
       return unchanged({ applied: false, reason: 'the reranker failed', latencyMs: elapsed() });
     }
   } finally {

@@ -12,6 +12,7 @@ import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createJobRepo } from '#core/db/jobs.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
+import { createLogger } from '#core/log.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { createAccessService } from '../../src/api/services/access.ts';
 import { createCollectionService } from '../../src/api/services/collections.ts';
@@ -136,6 +137,7 @@ function stepDeps(vectors: VectorStore = adapters.vectors): PipelineDeps {
     workerUrl: stack.ingestUrl,
     batchSize: 32,
     fetchUrl: () => Promise.reject(new Error('not used')),
+    log: createLogger({ worker: 'ingest', request_id: 'deletion-race' }),
   };
 }
 

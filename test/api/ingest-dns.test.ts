@@ -6,6 +6,7 @@ import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
+import { createLogger } from '#core/log.ts';
 import { RetryLater } from '#core/qstash/worker-shell.ts';
 import { createResolver } from '#core/urls/dns.ts';
 import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
@@ -137,6 +138,7 @@ describe('a DNS outage, then recovery: the redelivered step succeeds', () => {
       batchSize: 32,
       budget: DEFAULT_DOCUMENT_BUDGET,
       fetchUrl: (url) => guardedFetch(url, { resolve, maxBytes: MAX_DOCUMENT_BYTES, fetchImpl: toTestPages }),
+      log: createLogger({ worker: 'ingest', request_id: 'ingest-dns' }),
     };
   };
 

@@ -54,6 +54,8 @@ declare module 'vitest' {
       faultsUrl: string;
       /** The API worker's settings, for tests that start their own copy with one changed. */
       apiVars: Record<string, string>;
+      /** Each worker's output, its structured log lines among wrangler's (TEST_WORKER_LOG and the like, else under the deployment's data dir). */
+      logFiles: Partial<Record<'api' | 'ingest' | 'scoring', string>>;
     };
   }
 }
@@ -100,7 +102,7 @@ export default async function setup(project: TestProject) {
       ...(project.name === 'faults' ? { INGEST_PARALLELISM_PER_USER: '32' } : {}),
     },
     quiet: true,
-    logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG },
+    logFiles: { api: process.env.TEST_WORKER_LOG, ingest: process.env.TEST_INGEST_LOG, scoring: process.env.TEST_SCORING_LOG },
   }).catch(async (error) => {
     await cleanup(cleanups);
     throw error;
@@ -142,6 +144,7 @@ export default async function setup(project: TestProject) {
     ingestVars: deployment.vars.ingest,
     faultsUrl: `${stack.supabaseUrl}/__devstack/faults`,
     apiVars: deployment.apiVars,
+    logFiles: deployment.logFiles,
   });
   return () => cleanup(cleanups);
 }

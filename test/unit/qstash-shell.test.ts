@@ -16,7 +16,10 @@ const ended: { message: unknown; ending: Ending }[] = [];
 const RETRY_MESSAGE = 'The web page did not respond in time';
 
 const app = createQStashWorker({
-  loadConfig: () => ({ HYPERDRIVE: { connectionString: 'postgres://nobody@127.0.0.1:9/none' } }),
+  loadConfig: () => ({
+    HYPERDRIVE: { connectionString: 'postgres://nobody@127.0.0.1:9/none' },
+    QSTASH_URL: 'http://qstash.test',
+  }),
   signing: () => ({ workerUrl: WORKER_URL, ...KEYS }),
   deps: () => ({}),
   routes: {
@@ -44,7 +47,7 @@ const app = createQStashWorker({
     },
   },
   retryDetail: 'Will be retried',
-  logLabel: 'unit:',
+  name: 'ingest',
 });
 
 const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} };

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
 import { unavailable } from '#core/errors.ts';
+import { logUnowned } from '#core/log.ts';
 
 /** How long keys are trusted, and how often the provider may be asked. */
 export interface JwksSettings {
@@ -122,7 +123,10 @@ export class JwksCache {
       this.#lastAttemptFailed = false;
     } catch (error) {
       this.#lastAttemptFailed = true;
-      console.warn(`JWKS fetch from ${this.url} failed: ${error instanceof Error ? error.message : String(error)}`);
+      logUnowned('warn', 'jwks_fetch_failed', {
+        worker: 'api',
+        message: `JWKS fetch from ${this.url} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`,
+      });
     }
   }
 }

@@ -1,9 +1,16 @@
 import { createMiddleware } from 'hono/factory';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { connect } from '#core/db/client.ts';
-import { loadConfig } from '../config.ts';
+import { tracedQueue } from '#core/messages/request-id.ts';
+import { type Config, loadConfig } from '../config.ts';
 import type { AppEnv } from '../context.ts';
 import { buildServices } from '../services/index.ts';
+
+/** The adapters, with a queue that puts the request's id in every message (an upload's steps, an answer's scoring). */
+function requestAdapters(config: Config, requestId: string) {
+  const adapters = adaptersFor(config);
+  return { ...adapters, queue: adapters.queue && tracedQueue(adapters.queue, requestId) };
+}
 
 /**
  * The settings, then one database client per request (authentication may need it, for an API key).
@@ -15,7 +22,7 @@ export const provideServices = createMiddleware<AppEnv>(async (c, next) => {
   c.set('config', config);
   const sql = connect(config.HYPERDRIVE.connectionString);
   const pending: Promise<unknown>[] = [];
-  c.set('services', buildServices(sql, config, adaptersFor(config)));
+  c.set('services', buildServices(sql, config, requestAdapters(config, c.var.requestId)));
   c.set('background', (work) => {
     pending.push(work);
     c.executionCtx.waitUntil(work);

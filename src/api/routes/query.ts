@@ -86,7 +86,7 @@ export function registerQueryRoutes(app: App) {
     );
     // The events outlive this handler; the database must stay open until they end and the exchange is recorded.
     c.var.background(
-      answer.recorded.catch((error: unknown) => console.error(`[${c.var.requestId}] recording the exchange failed:`, error)),
+      answer.recorded.catch((error: unknown) => c.var.log.error('exchange_not_recorded', error, { user_id: c.var.caller.id })),
     );
     // The body pulls one event at a time, so generation follows the client's pace, and a client
     // that leaves cancels the stream, which stops generation. A plain ReadableStream rather than
@@ -96,7 +96,7 @@ export function registerQueryRoutes(app: App) {
       async pull(controller) {
         const next = await events.next();
         if (next.done) return controller.close();
-        if (next.value.type === 'error') console.error(`[${c.var.requestId}] generation failed:`, next.value.cause);
+        if (next.value.type === 'error') c.var.log.error('generation_failed', next.value.cause, { user_id: c.var.caller.id });
         controller.enqueue(sseFrame(next.value));
       },
       async cancel() {

@@ -1,5 +1,6 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis/cloudflare';
+import { logUnowned } from '../log.ts';
 
 /**
  * The limits the API keeps: every request; questions (POST /query/), which spend model tokens; searches
@@ -138,9 +139,10 @@ function failOpenLog(host: string) {
       return;
     }
     const since = unlogged > 0 ? `; ${unlogged} more since the last such line` : '';
-    console.error(
-      `RATE LIMITS OFF: Redis at ${host} ${what} (${policy}); requests go through unlimited until it answers${since}`,
-    );
+    logUnowned('error', 'rate_limits_off', {
+      worker: 'api',
+      message: `RATE LIMITS OFF: Redis at ${host} ${what} (${policy}); requests go through unlimited until it answers${since}`,
+    });
     loggedAt = now;
     unlogged = 0;
   };

@@ -1,12 +1,13 @@
 import type { QueuedMessage } from '../adapters/queue.ts';
 import { FAILURE_PATH } from './ingest.ts';
+import type { Traced } from './request-id.ts';
 
 /**
  * One step of a source's sync: the next pages of its frontier, fetched politely. Each step queues
  * the next, so a crawl of 2,000 pages is many short invocations, and its state lives in Postgres
  * (src/core/db/source-pages.ts): a worker restarted mid-crawl picks up from the rows.
  */
-export interface CrawlMessage {
+export interface CrawlMessage extends Traced {
   run_id: string;
   step: number;
 }

@@ -1,11 +1,16 @@
+import type { Traced } from './request-id.ts';
+
 /**
  * The ingest pipeline's QStash messages. Each is one bounded step, so no single
  * worker invocation goes past its memory or CPU budget: extract the document into
  * chunk rows, then embed and upsert batches of chunks; the last batch finalizes.
+ * Each carries the upload's request id (Traced), added by the queue it is published on.
  */
-export type IngestMessage =
+export type IngestMessage = (
   | { job_id: string; step: 'extract'; from_page?: number }
-  | { job_id: string; step: 'embed'; from: number; to: number };
+  | { job_id: string; step: 'embed'; from: number; to: number }
+) &
+  Traced;
 
 /** Paths of the ingest worker. */
 export const STEP_PATH = '/steps';

@@ -1,7 +1,8 @@
 import type { QueuedMessage } from '../adapters/queue.ts';
+import type { Traced } from './request-id.ts';
 
 /** What QStash delivers to the scoring worker once an answer is recorded. */
-export interface ScoreMessage {
+export interface ScoreMessage extends Traced {
   evaluation_id: string;
 }
 

@@ -1,6 +1,7 @@
 import type { Queue, QueuedMessage } from '../adapters/queue.ts';
 import type { DeliveryRepo } from '../db/webhook-deliveries.ts';
 import { FAILURE_PATH } from './ingest.ts';
+import type { Traced } from './request-id.ts';
 
 export const WEBHOOK_EVENTS = ['ingest.succeeded', 'ingest.failed', 'ingest.partial', 'source.synced'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -18,7 +19,7 @@ export interface WebhookPayload {
 }
 
 /** What QStash hands the ingest worker, which makes the attempt: one delivery. */
-export interface WebhookMessage {
+export interface WebhookMessage extends Traced {
   delivery_id: string;
 }
 

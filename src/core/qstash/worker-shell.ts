@@ -5,6 +5,9 @@ import { readCapped } from '../bodies.ts';
 import { connect, type Sql } from '../db/client.ts';
 import { DomainError } from '../errors.ts';
 import { MAX_QSTASH_BODY_BYTES } from '../limits.ts';
+import { createLogger, type Logger, newRequestId, secretsOf, type WorkerName } from '../log.ts';
+import { messageIds, requestIdOf } from '../messages/request-id.ts';
+import { countDeadLetters } from './dead-letters.ts';
 
 export interface DeliverySettings {
   /** This worker's public URL: signatures are checked against it plus the request's path. */
@@ -77,19 +80,25 @@ export interface FailureRoute<D, M> {
   handle(deps: D, message: M, ending: Ending): Handled;
 }
 
-export interface QStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M> {
+export interface QStashWorker<C extends WorkerSettings, D, M> {
   /** The worker's settings, parsed once per env; a bad one is a DomainError('misconfigured'). */
   loadConfig(env: object): C;
   signing(config: C): DeliverySettings;
-  /** One delivery's dependencies, around a database client of its own. */
-  deps(config: C, sql: Sql): D;
+  /**
+   * One delivery's dependencies, around a database client of its own, with its logger: the message's
+   * request id, which every message it queues carries on (tracedQueue).
+   */
+  deps(config: C, sql: Sql, log: Logger): D;
   routes: Record<string, MessageRoute<D, M>>;
   failures: FailureRoute<D, M>;
   /** The 500's detail when a delivery fails for any reason but the worker's configuration. */
   retryDetail: string;
-  /** Names the failure in the log. */
-  logLabel: string;
+  /** The `worker` field of its log lines. */
+  name: WorkerName;
 }
+
+/** Settings every QStash worker has: its database, and the queue whose dead letters the sweep counts. */
+type WorkerSettings = { HYPERDRIVE: { connectionString: string }; QSTASH_URL: string; QSTASH_TOKEN?: string };
 
 /**
  * QStash's failure callback carries the original message and the last answer's body, both
@@ -102,7 +111,7 @@ const FailureCallback = z.object({
 });
 const RetryAnswer = z.object({ final_message: z.string().min(1).max(MAX_FINAL_MESSAGE_CHARS) });
 
-type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C; body: string } };
+type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C; body: string; log: Logger } };
 
 /**
  * A QStash-triggered worker: health without a signature; every POST signed by QStash for this
@@ -112,9 +121,7 @@ type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C;
  * is a 500, which makes QStash retry; its detail names a bad setting, or says the delivery
  * will be retried.
  */
-export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: string } }, D, M>(
-  worker: QStashWorker<C, D, M>,
-): Hono<WorkerEnv<C>> {
+export function createQStashWorker<C extends WorkerSettings, D, M>(worker: QStashWorker<C, D, M>): Hono<WorkerEnv<C>> {
   const app = new Hono<WorkerEnv<C>>();
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('*', verifyDeliveries(worker));
@@ -122,8 +129,15 @@ export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: s
   /** The database client is closed after the response, off its critical path. */
   const withDeps = async (c: Context<WorkerEnv<C>>, run: (deps: D) => Handled) => {
     const sql = connect(c.var.config.HYPERDRIVE.connectionString);
+    const started = Date.now();
     try {
-      const result = await run(worker.deps(c.var.config, sql));
+      const result = await run(worker.deps(c.var.config, sql, c.var.log));
+      const outcome = typeof result === 'object' && result !== null ? (result as { outcome?: unknown }).outcome : undefined;
+      c.var.log.info('delivery', {
+        path: new URL(c.req.url).pathname,
+        ms: Date.now() - started,
+        ...(typeof outcome === 'string' ? { outcome } : {}),
+      });
       return c.json({ ok: true, ...(typeof result === 'object' ? result : undefined) });
     } finally {
       c.executionCtx.waitUntil(sql.end({ timeout: 5 }));
@@ -152,7 +166,8 @@ export function createQStashWorker<C extends { HYPERDRIVE: { connectionString: s
 
   app.onError((error, c) => {
     // A non-2xx makes QStash retry; the details stay in the log.
-    console.error(worker.logLabel, error);
+    const log = c.var.log ?? createLogger({ worker: worker.name, request_id: newRequestId() });
+    log.error('delivery_failed', error, { path: new URL(c.req.url).pathname });
     if (error instanceof DomainError && error.kind === 'misconfigured') return c.json({ detail: error.message }, 500);
     if (error instanceof RetryLater) {
       return c.json({ detail: worker.retryDetail, final_message: error.finalMessage.slice(0, MAX_FINAL_MESSAGE_CHARS) }, 500);
@@ -172,8 +187,8 @@ const OVERSIZED = `A QStash delivery holds at most ${MAX_QSTASH_BODY_BYTES / 102
  * 413 with no more than the cap kept. The verified body and the worker's settings are left in
  * `c.var`.
  */
-function verifyDeliveries<C extends { HYPERDRIVE: { connectionString: string } }>(
-  worker: Pick<QStashWorker<C, unknown, unknown>, 'loadConfig' | 'signing'>,
+function verifyDeliveries<C extends WorkerSettings>(
+  worker: Pick<QStashWorker<C, unknown, unknown>, 'loadConfig' | 'signing' | 'name'>,
 ): MiddlewareHandler<WorkerEnv<C>> {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
@@ -191,6 +206,13 @@ function verifyDeliveries<C extends { HYPERDRIVE: { connectionString: string } }
     if (!valid) return c.json({ detail: UNSIGNED }, 401);
     c.set('body', body);
     c.set('config', config);
+    c.set(
+      'log',
+      createLogger(
+        { worker: worker.name, request_id: requestIdOf(body) ?? newRequestId(), ...messageIds(body) },
+        { secrets: secretsOf(config) },
+      ),
+    );
     return next();
   };
 }
@@ -213,21 +235,39 @@ function decodeBase64(value: string): string {
   }
 }
 
+/** How long the sweep waits for QStash's dead-letter listing. */
+const DEAD_LETTERS_TIMEOUT_MS = 10_000;
+
 /**
  * The worker's cron handler: `sweep` runs with the same dependencies as a delivery, on a database
- * client of its own, closed when it ends. A failed sweep is logged; the next cron tries again.
+ * client of its own, closed when it ends, under a request id of its own. It then counts QStash's
+ * dead-letter queue and logs the count (`dead_letters`, a warning when there are any), which an
+ * alert can watch. A failed sweep or count is logged; the next cron tries again.
  */
-export function sweepOnSchedule<C extends { HYPERDRIVE: { connectionString: string } }, D>(
-  worker: Pick<QStashWorker<C, D, unknown>, 'loadConfig' | 'deps' | 'logLabel'>,
+export function sweepOnSchedule<C extends WorkerSettings, D>(
+  worker: Pick<QStashWorker<C, D, unknown>, 'loadConfig' | 'deps' | 'name'>,
   sweep: (deps: D) => Promise<unknown>,
 ): (controller: unknown, env: object, ctx: { waitUntil(work: Promise<unknown>): void }) => void {
   return (_controller, env, ctx) => {
     const config = worker.loadConfig(env);
+    const log = createLogger({ worker: worker.name, request_id: newRequestId() }, { secrets: secretsOf(config) });
     const sql = connect(config.HYPERDRIVE.connectionString);
-    ctx.waitUntil(
-      sweep(worker.deps(config, sql))
-        .catch((error: unknown) => console.error(`${worker.logLabel} (sweep)`, error))
-        .finally(() => sql.end({ timeout: 5 })),
-    );
+    const swept = sweep(worker.deps(config, sql, log))
+      .then((result) => log.info('sweep', typeof result === 'object' && result !== null ? countsOf(result) : {}))
+      .catch((error: unknown) => log.error('sweep_failed', error))
+      .finally(() => sql.end({ timeout: 5 }));
+    const token = config.QSTASH_TOKEN;
+    const counted = token
+      ? countDeadLetters({ url: config.QSTASH_URL, token }, { signal: AbortSignal.timeout(DEAD_LETTERS_TIMEOUT_MS) }).then(
+          ({ count, more }) => (count > 0 ? log.warn : log.info)('dead_letters', { count, more }),
+          (error: unknown) => log.error('dead_letters_failed', error),
+        )
+      : undefined;
+    ctx.waitUntil(Promise.all([swept, counted]));
   };
+}
+
+/** The sweep's counts, for its log line. */
+function countsOf(result: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(result).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
 }

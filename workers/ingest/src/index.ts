@@ -12,6 +12,7 @@ import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { CRAWL_PATH, type CrawlMessage } from '#core/messages/crawl.ts';
 import { FAILURE_PATH, type IngestMessage, STEP_PATH } from '#core/messages/ingest.ts';
+import { tracedQueue } from '#core/messages/request-id.ts';
 import { WEBHOOK_PATH, type WebhookMessage } from '#core/messages/webhooks.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { CRAWLER_USER_AGENT } from '#core/sources/limits.ts';
@@ -43,10 +44,14 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
     currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
     nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
   }),
-  deps: (config, sql) => {
+  deps: (config, sql, log) => {
     const resolve = createResolver(config.DNS_OVER_HTTPS_URL);
+    const adapters = adaptersFor(config);
     return {
-      ...adaptersFor(config),
+      ...adapters,
+      // Every message a delivery queues carries its request id on.
+      queue: tracedQueue(adapters.queue, log.requestId),
+      log,
       db: createPipelineDb(sql),
       deliveries: createDeliveryRepo(sql),
       sweeps: createSweepsDb(sql),
@@ -107,7 +112,7 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
           : recordFailedStep(deps, message, ending),
   },
   retryDetail: 'Step failed; it will be retried',
-  logLabel: 'ingest step failed:',
+  name: 'ingest',
 };
 
 const app = createQStashWorker(worker);

@@ -5,7 +5,7 @@ import type { PipelineDeps } from './pipeline/deps.ts';
 import { embedBatch } from './pipeline/embed.ts';
 import { extract } from './pipeline/extract.ts';
 import { failJob, finishIfComplete, settleEnded, takeBackIfGone } from './pipeline/finish.ts';
-import { failureDetail, JOB_MESSAGES, messageIfLast, sortFailure } from './pipeline/job-messages.ts';
+import { JOB_MESSAGES, messageIfLast, sortFailure } from './pipeline/job-messages.ts';
 
 /**
  * Runs one delivered step. Returning means "done, do not retry"; throwing makes
@@ -30,7 +30,7 @@ export async function runStep(deps: PipelineDeps, message: IngestMessage, attemp
       const failure = sortFailure(error, attempt);
       // Retried; should QStash give up, its failure callback ends the job with the message this names.
       if (failure.retry) throw new RetryLater(messageIfLast(error), { cause: error });
-      console.error(`job ${job.id}: extract failed for good: ${failureDetail(error)}`);
+      deps.log.error('extract_failed', error, { job_id: job.id, final: true });
       return failJob(deps, job.id, document, failure.message);
     }
     await takeBackIfGone(deps, document);
@@ -59,7 +59,7 @@ export async function recordFailedStep(deps: PipelineDeps, message: IngestMessag
   try {
     return await embedBatch({ ...deps, models }, { ...job, document: job.document }, message, final);
   } catch (error) {
-    console.error(`job ${job.id}: embed ${message.from}–${message.to - 1} failed for good: ${failureDetail(error)}`);
+    deps.log.error('embed_failed', error, { job_id: job.id, from: message.from, to: message.to, final: true });
   }
   await deps.db.markFailed(
     job.document.id,

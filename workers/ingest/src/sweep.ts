@@ -28,7 +28,7 @@ export async function sweepStaleJobs(deps: PipelineDeps & { sweeps: SweepsDb }, 
     requeue.push(stepMessage(deps.workerUrl, { job_id: id, step: 'extract', from_page: extract_cursor }, user_id));
   }
   if (requeue.length > 0) await deps.queue.publish(requeue);
-  if (stale.length > 0) console.log(`sweep: ${requeue.length} stale jobs queued again, ${stale.length - requeue.length} failed`);
+  if (stale.length > 0) deps.log.info('sweep_jobs', { queued: requeue.length, failed: stale.length - requeue.length });
   return { swept: stale.length };
 }
 
@@ -44,7 +44,7 @@ export async function sweepUnfinishedDeletions(deps: PipelineDeps & { sweeps: Sw
       await remove();
       finished++;
     } catch (error) {
-      console.error(`sweep: the deletion of ${what} failed again; a later sweep retries it:`, error);
+      deps.log.error('sweep_deletion_failed', error, { what });
     }
   };
   const documents = await deps.sweeps.unfinishedDocumentDeletions(afterMinutes, BATCH);
@@ -58,7 +58,7 @@ export async function sweepUnfinishedDeletions(deps: PipelineDeps & { sweeps: Sw
     });
   }
   const taken = documents.length + collections.length;
-  if (taken > 0) console.log(`sweep: ${finished} of ${taken} unfinished deletions finished`);
+  if (taken > 0) deps.log.info('sweep_deletions', { finished, taken });
   return { deletions: finished };
 }
 
@@ -69,6 +69,6 @@ const UNQUEUED_AFTER_MINUTES = 5;
 export async function sweepUnqueuedDeliveries(deps: PipelineDeps) {
   const ids = await deps.deliveries.unqueued(UNQUEUED_AFTER_MINUTES, BATCH);
   await queueDeliveries(deps, ids);
-  if (ids.length > 0) console.log(`sweep: ${ids.length} webhook deliveries queued`);
+  if (ids.length > 0) deps.log.info('sweep_deliveries', { queued: ids.length });
   return { deliveries: ids.length };
 }

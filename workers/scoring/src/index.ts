@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { createEvaluationsDb } from '#core/db/scoring.ts';
 import { createSweepsDb } from '#core/db/sweeps.ts';
+import { tracedQueue } from '#core/messages/request-id.ts';
 import { SCORE_FAILURE_PATH, SCORE_PATH, type ScoreMessage } from '#core/messages/scoring.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { createScorer } from './choose-scorer.ts';
@@ -18,13 +19,14 @@ const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
     currentSigningKey: config.QSTASH_CURRENT_SIGNING_KEY,
     nextSigningKey: config.QSTASH_NEXT_SIGNING_KEY,
   }),
-  deps: (config, sql) => {
+  deps: (config, sql, log) => {
     const { models, queue } = adaptersFor(config);
     return {
       db: createEvaluationsDb(sql),
       scorer: createScorer(config, models),
       sweeps: createSweepsDb(sql),
-      queue,
+      queue: queue && tracedQueue(queue, log.requestId),
+      log,
       workerUrl: config.SCORING_WORKER_URL,
       afterMinutes: config.SCORING_SWEEP_AFTER_MINUTES,
     };
@@ -45,7 +47,7 @@ const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
     }),
   },
   retryDetail: 'Scoring failed; it will be retried',
-  logLabel: 'scoring failed:',
+  name: 'scoring',
 };
 
 const app = createQStashWorker(worker);

@@ -1,5 +1,6 @@
 import type { Queue } from '#core/adapters/queue.ts';
 import type { SweepsDb } from '#core/db/sweeps.ts';
+import type { Logger } from '#core/log.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import type { ScoringDeps } from './score.ts';
 import { failedAfter } from './score.ts';
@@ -14,6 +15,7 @@ export interface SweepDeps extends ScoringDeps {
   queue: Queue | null;
   workerUrl: string;
   afterMinutes: number;
+  log: Logger;
 }
 
 /**
@@ -29,7 +31,6 @@ export async function sweepUnscored(deps: SweepDeps) {
     else requeue.push(scoreMessage(deps.workerUrl, id));
   }
   if (deps.queue && requeue.length > 0) await deps.queue.publish(requeue);
-  if (stale.length > 0)
-    console.log(`sweep: ${requeue.length} unscored answers queued again, ${stale.length - requeue.length} failed`);
+  if (stale.length > 0) deps.log.info('sweep_unscored', { queued: requeue.length, failed: stale.length - requeue.length });
   return { swept: stale.length };
 }

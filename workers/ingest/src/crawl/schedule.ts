@@ -17,7 +17,7 @@ export async function syncDueSources(deps: CrawlDeps) {
     try {
       if (await startRun(deps, source, 'schedule')) started++;
     } catch (error) {
-      console.error(`sweep: the scheduled sync of source ${source.id} could not start:`, error);
+      deps.log.error('scheduled_sync_failed', error, { source_id: source.id });
     }
   }
   const stale = await deps.runs.stale(STALE_RUN_MINUTES, BATCH);
@@ -25,6 +25,6 @@ export async function syncDueSources(deps: CrawlDeps) {
   if (stale.length > 0) {
     await deps.queue.publish(stale.map((run) => crawlMessage(deps.workerUrl, { run_id: run.id, step: run.step }, Date.now())));
   }
-  if (started + stale.length > 0) console.log(`sweep: ${started} scheduled syncs started, ${stale.length} stalled syncs resumed`);
+  if (started + stale.length > 0) deps.log.info('sweep_syncs', { started, resumed: stale.length });
   return { syncs: started, resumed: stale.length };
 }

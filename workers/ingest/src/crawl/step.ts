@@ -91,7 +91,7 @@ export async function finishRun(deps: CrawlDeps, run: Pick<RunRow, 'id'>, source
     for (const doc of documents) {
       // Marked first: should a store fail, the ingest worker's sweep finishes the removal.
       await removeDocument(deps, doc).catch((error: unknown) =>
-        console.error(`source ${source.id}: removal of ${doc.id} failed:`, error),
+        deps.log.error('source_document_removal_failed', error, { source_id: source.id, document_id: doc.id }),
       );
     }
     counts.gone = gone;
@@ -119,7 +119,11 @@ export async function recordFailedCrawl(deps: CrawlDeps, message: CrawlMessage, 
   const run = await deps.runs.find(message.run_id);
   if (run?.status !== 'running') return settleFinished(deps, run);
   const { counts, errors } = await deps.pages.tally(run.id);
-  console.error(`source run ${run.id}: step ${message.step} failed for good: ${ending.lastFailure ?? 'no detail'}`);
+  deps.log.error('crawl_step_failed', undefined, {
+    run_id: run.id,
+    step: message.step,
+    last_failure: ending.lastFailure ?? null,
+  });
   const ended = await deps.runs.finish(run.id, {
     status: 'failed',
     message: 'The sync stopped: a step failed repeatedly; nothing was removed',
@@ -184,7 +188,11 @@ async function readSitemaps(deps: CrawlDeps, ctx: CrawlContext, robots: Robots) 
       ).bytes;
     } catch (error) {
       if (error instanceof FetchFailed && error.transient) throw error;
-      console.warn(`source ${ctx.source.id}: sitemap ${next} could not be read:`, error instanceof Error ? error.message : error);
+      deps.log.warn('sitemap_unreadable', {
+        source_id: ctx.source.id,
+        sitemap: next,
+        cause: error instanceof Error ? error.message.slice(0, 300) : null,
+      });
       continue;
     }
     const sitemap = readSitemap(bytes);

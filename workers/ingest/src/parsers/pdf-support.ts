@@ -1,4 +1,5 @@
 import type { getResolvedPDFJS } from 'unpdf';
+import { logUnowned } from '#core/log.ts';
 
 export type Pdfjs = Awaited<ReturnType<typeof getResolvedPDFJS>>;
 export type Matrix = [number, number, number, number, number, number];
@@ -34,7 +35,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
  */
 export function pageFailure(error: unknown, what: string): string {
   if (error instanceof TimeoutError) return 'reading it took too long';
-  console.warn(`pdf: ${what} failed: ${messageOf(error)}`);
+  logUnowned('warn', 'pdf_part_failed', { worker: 'ingest', what, cause: messageOf(error).slice(0, 300) });
   return 'it is damaged or uses a feature that is not supported';
 }
 

@@ -5,6 +5,7 @@ import type { VectorStore } from '#core/adapters/vectors.ts';
 import type { PipelineDb } from '#core/db/ingest-pipeline.ts';
 import type { QuotaRepo } from '#core/db/ingest-quota.ts';
 import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
+import type { Logger } from '#core/log.ts';
 import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
 import type { DocumentBudget } from './read-range.ts';
 
@@ -24,4 +25,6 @@ export interface PipelineDeps {
   quota: Pick<QuotaRepo, 'reserve'> & { perDay: number };
   /** The SSRF-guarded fetch, for URL sources. */
   fetchUrl: (url: string) => Promise<FetchedPage>;
+  /** This delivery's logger: its request id, and its job or run. */
+  log: Logger;
 }

@@ -1,4 +1,3 @@
-import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
@@ -36,7 +35,7 @@ export async function embedBatch(
     } catch (error) {
       // Transient failures get QStash's retries; the last attempt records the loss instead.
       if (!attempt.final) throw error;
-      console.error(`job ${job.id}: image chunk ${row.chunk_index} failed: ${describeCause(error)}`);
+      deps.log.error('image_chunk_failed', error, { job_id: job.id, chunk_index: row.chunk_index });
       failed.push({ index: row.chunk_index, error: imageFailure(row) });
     }
   }

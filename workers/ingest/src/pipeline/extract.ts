@@ -132,7 +132,7 @@ async function embedHere(deps: PipelineDeps, job: ReadyJob, range: { from: numbe
     await embedBatch(deps, job, range, { retried: 0, final: false });
     return true;
   } catch (error) {
-    console.error(`job ${job.id}: embedding in the extract step failed, queued as its own step: ${describeCause(error)}`);
+    deps.log.warn('embed_in_extract_failed', { job_id: job.id, cause: describeCause(error).slice(0, 300), queued: true });
     return false;
   }
 }

@@ -94,7 +94,7 @@ export async function failJob(deps: PipelineDeps, jobId: string, doc: DocumentRo
     try {
       await removeDocument(deps, doc);
     } catch (error) {
-      console.error(`job ${jobId}: clean-up of document ${doc.id} failed; the row stays for a later delete:`, error);
+      deps.log.error('cleanup_failed', error, { job_id: jobId, document_id: doc.id });
     }
   }
   await endJob(deps, jobId, 'failed', storableMessage(message));
