@@ -39,7 +39,10 @@ export interface QueryStack {
 }
 
 /** With `database` postgres, on a fresh database of the server at TEST_DATABASE_URL, dropped afterwards. */
-export async function startQueryStack(database: 'pglite' | 'postgres'): Promise<QueryStack> {
+export async function startQueryStack(
+  database: 'pglite' | 'postgres',
+  apiVars: Record<string, string> = {},
+): Promise<QueryStack> {
   let drop: (() => Promise<unknown>) | undefined;
   let databaseUrl: string | undefined;
   if (database === 'postgres') {
@@ -59,7 +62,7 @@ export async function startQueryStack(database: 'pglite' | 'postgres'): Promise<
         });
         proxies = { model, db };
         return {
-          vars: { api: { OPENAI_BASE_URL: `${model.url}${new URL(stack.openaiBaseUrl).pathname}` } },
+          vars: { api: { ...apiVars, OPENAI_BASE_URL: `${model.url}${new URL(stack.openaiBaseUrl).pathname}` } },
           databaseUrls: { api: db.url },
           stop: async () => {
             await db.stop();

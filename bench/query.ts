@@ -4,7 +4,7 @@
  * overhead. See docs/benchmarks.md, "Query latency".
  *
  *   npx tsx bench/query.ts [--delays 10,0] [--concurrency 1,32] [--requests 200,640] [--documents 64] [--top-k 5]
- *                          [--database pglite|postgres] [--profile DIR] [--out FILE]
+ *                          [--database pglite|postgres] [--usage on,off,cap] [--profile DIR] [--out FILE]
  *
  * --delays       DEVSTACK_TOKEN_DELAY_MS values to run, a fresh stack each (the model's pause between words)
  * --concurrency  clients asking at once, each level after a warm-up of max(10, 2 × c) requests
@@ -13,6 +13,10 @@
  * --database     pglite (the devstack's default, one session for every connection) or postgres: a fresh
  *                database on the PostgreSQL server at TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  *                dropped afterwards
+ * --usage        how the API worker records model usage, a fresh stack each (after each delay's): on (the default,
+ *                USAGE_RECORDING=on), off (USAGE_RECORDING=off: the ask path before usage was recorded, but for
+ *                collecting the stream's usage report) or cap (on, with a DAILY_TOKENS_PER_USER out of reach, so
+ *                each question also reads the day's tokens first); `--usage off,on,cap` measures what recording costs
  * --profile      profile the API worker's isolate through its inspector during each measured level, write the
  *                .cpuprofile there, and report its CPU per request (bench/query-cpu.ts) and where it went
  * --out          write every figure and every request's timings as JSON
@@ -23,7 +27,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fail, oneOf, readFlags, text, whole, wholeNumbers } from './flags.ts';
+import { fail, oneOf, readFlags, someOf, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';
 import { createCollection, ingestAll, signUp } from './ingest-e2e.ts';
 import { inspectorPort, workerProfiler } from './load-inspector.ts';
@@ -42,6 +46,7 @@ const flags = readFlags({
   documents: whole('64'),
   'top-k': whole('5', 1, 50),
   database: oneOf('pglite', ['pglite', 'postgres']),
+  usage: someOf('on', ['on', 'off', 'cap']),
   profile: text(),
   out: text(),
 });
@@ -54,17 +59,22 @@ async function main() {
   const { cpus, cpu: model, memGiB, node } = machine();
   log(`machine: ${cpus} CPUs (${model}), ${memGiB.toFixed(1)} GiB, Node ${node}`);
   log(`load average at start: ${load().join(' ')}`);
-  const results: LevelResult[] = [];
+  const results: (LevelResult & { usage: string })[] = [];
   const perRequest: unknown[] = [];
   const benchStarted = performance.now();
 
-  for (const delay of delays) {
+  const usageVars = {
+    on: { USAGE_RECORDING: 'on' },
+    off: { USAGE_RECORDING: 'off' },
+    cap: { USAGE_RECORDING: 'on', DAILY_TOKENS_PER_USER: String(1e12) },
+  } as const;
+  for (const [delay, usage] of delays.flatMap((d) => flags.usage.map((u) => [d, u] as const))) {
     process.env.DEVSTACK_TOKEN_DELAY_MS = String(delay);
     const started = performance.now();
-    const stack = await startQueryStack(database);
+    const stack = await startQueryStack(database, usageVars[usage]);
     try {
       log(
-        `\nDEVSTACK_TOKEN_DELAY_MS=${delay}, database ${database}: stack up in ${((performance.now() - started) / 1000).toFixed(1)} s; embeddings: ${stack.bench.embeddings}`,
+        `\nDEVSTACK_TOKEN_DELAY_MS=${delay}, database ${database}, usage ${usage}: stack up in ${((performance.now() - started) / 1000).toFixed(1)} s; embeddings: ${stack.bench.embeddings}`,
       );
       const token = await signUp(stack.bench);
       const collectionId = await createCollection(stack.bench, token, 'query-bench');
@@ -107,7 +117,7 @@ async function main() {
           { database, delayMs: delay, concurrency, samples, measured, wallMs, load: [before, after] },
           extra,
         );
-        results.push(result);
+        results.push({ ...result, usage });
         report(result);
         perRequest.push(...measured.map((m) => perRequestRow(delay, concurrency, m)));
       }

@@ -1095,6 +1095,41 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Model usage per day: tokens, calls and, with a price table, cost
+     * @description What the models were asked to do, per UTC day, grouped by `user`, `key`, `collection` or `model`
+     *     (`group_by`, default `model`), over `since`…`until` (both included; default the last 30 days; at most 366).
+     *     Recorded where it happens, from each provider's own report: every answer's input and output tokens (the stream's
+     *     usage), the question's embedding (and a search's), the reranker's calls and passages, an upload's embeddings and
+     *     image descriptions, and the scoring's judge (or embedding) calls. An upload's and a scoring's rows carry their
+     *     user and collection; an answer's its API key and request id too.
+     *
+     *     - Without `collection_id`: the caller's own usage; an administrator's call reads everyone's.
+     *     - With `collection_id`: everything spent in that collection, by every participant: its owner (and an administrator)
+     *       only; a member is 403, a collection that does not exist 404.
+     *
+     *     With the deployment's price table (`MODEL_PRICES`) each row and the totals carry `cost_usd`; without one, tokens
+     *     only. `daily_token_cap` is the deployment's `DAILY_TOKENS_PER_USER`: past it, `POST /query/` and
+     *     `POST /query/search` answer 429 `token_cap_exceeded` until 00:00 UTC.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'ingest-job-ended': {
@@ -1366,6 +1401,7 @@ export interface components {
         | 'conflict'
         | 'payload_too_large'
         | 'quota_exceeded'
+        | 'token_cap_exceeded'
         | 'rate_limited'
         | 'unsupported_media_type'
         | 'validation_failed'
@@ -2541,6 +2577,58 @@ export interface components {
        * @example 2026-11-21T22:33:00.000Z
        */
       updated_at: string;
+    };
+    Usage: {
+      /** @example 2026-10-29 */
+      since: string;
+      /** @example 2026-11-27 */
+      until: string;
+      group_by: components['schemas']['UsageGroupBy'];
+      /**
+       * @description `own`: the caller’s usage; `collection`: everyone’s in `collection_id`; `all`: everyone’s (an administrator).
+       * @enum {string}
+       */
+      scope: 'own' | 'collection' | 'all';
+      /** @description Whether the deployment has a price table (MODEL_PRICES). */
+      priced: boolean;
+      /** @description Tokens a user may spend on questions per UTC day (DAILY_TOKENS_PER_USER); null: no cap. */
+      daily_token_cap: number | null;
+      /** @description Per day (oldest first), then group; days without usage are left out. */
+      rows: components['schemas']['UsageRow'][];
+      totals: {
+        /** @description Model calls (an embedding batch, an answer, a rerank, a judge call). */
+        calls: number;
+        /** @description Tokens sent, as each provider reported them. */
+        input_tokens: number;
+        /** @description Tokens generated (answers, image descriptions, judgments). */
+        output_tokens: number;
+        /** @description Characters embedded where the provider reported no token count. */
+        characters: number;
+        /** @description Passages sent to the reranker. */
+        documents: number;
+        /** @description From the deployment’s price table (MODEL_PRICES, USD per million tokens); null without one, or when a model of the row has no price. */
+        cost_usd: number | null;
+      };
+    };
+    /** @enum {string} */
+    UsageGroupBy: 'user' | 'key' | 'collection' | 'model';
+    UsageRow: {
+      /** @example 2026-11-27 */
+      date: string;
+      /** @description The user id, key id, collection id or model name, as `group_by` says; null: no key, or the personal space. */
+      group: string | null;
+      /** @description Model calls (an embedding batch, an answer, a rerank, a judge call). */
+      calls: number;
+      /** @description Tokens sent, as each provider reported them. */
+      input_tokens: number;
+      /** @description Tokens generated (answers, image descriptions, judgments). */
+      output_tokens: number;
+      /** @description Characters embedded where the provider reported no token count. */
+      characters: number;
+      /** @description Passages sent to the reranker. */
+      documents: number;
+      /** @description From the deployment’s price table (MODEL_PRICES, USD per million tokens); null without one, or when a model of the row has no price. */
+      cost_usd: number | null;
     };
   };
   responses: never;
@@ -7322,6 +7410,98 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['WebhookDelivery'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getUsage: {
+    parameters: {
+      query?: {
+        /** @description What each row of a day is: a user, an API key (null: a bearer token or a worker), a collection (null: the personal space), or a model. */
+        group_by?: components['schemas']['UsageGroupBy'] & unknown;
+        /** @description The first day (UTC), included; default 29 days before `until`. */
+        since?: string;
+        /** @description The last day (UTC), included; default today. */
+        until?: string;
+        /** @description One collection’s usage, by every participant: its owner (and an administrator) only. */
+        collection_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Usage per day and group, and its totals */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Usage'];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */

@@ -12,8 +12,9 @@ export interface Usage {
 }
 
 /**
- * A stand-in for a tokenizer: words and punctuation marks. Usage is reported for the SDK's bookkeeping
- * and is approximate; the real token count depends on a tokenizer this devstack does not run.
+ * A stand-in for a tokenizer: words and punctuation marks. The stand-in answer engine has no tokenizer of
+ * its own, so the usage it reports (which the service records, README "Usage and cost") is this count: an
+ * approximation, near a real tokenizer's for plain English and below it for numbers, code and rare words.
  */
 export function estimateTokens(text: string): number {
   return text.match(/[\p{L}\p{N}]+|[^\s\p{L}\p{N}]/gu)?.length ?? 0;

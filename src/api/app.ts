@@ -19,6 +19,7 @@ import { registerQueryRoutes } from './routes/query.ts';
 import { registerSharingRoutes } from './routes/sharing.ts';
 import { registerSourceRoutes } from './routes/sources.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import { registerUsageRoutes } from './routes/usage.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { zodIssues } from './validation.ts';
 
@@ -81,7 +82,7 @@ export function createApp(): App {
 
   registerSystemRoutes(app);
   registerPageRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest', '/sources', '/query', '/evals', '/keys', '/webhooks']) {
+  for (const prefix of ['/collections', '/chat', '/ingest', '/sources', '/query', '/evals', '/keys', '/webhooks', '/usage']) {
     app.use(`${prefix}/*`, provideServices, authenticate, rateLimit);
   }
   registerCollectionRoutes(app);
@@ -93,6 +94,7 @@ export function createApp(): App {
   registerEvalRoutes(app);
   registerKeyRoutes(app);
   registerWebhookRoutes(app);
+  registerUsageRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

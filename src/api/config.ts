@@ -3,6 +3,21 @@ import { blankIsUnset, optionalUrl, parseSettings, roleEndpoint, SharedSettings 
 import { parseFusion } from '#retrieval/fusion.ts';
 import { DEFAULT_RERANK_BUDGET_MS } from '#retrieval/rerank.ts';
 
+/** USD per million tokens, in and out, by the model's name as its setting gives it. */
+const ModelPrices = z.record(
+  z.string().min(1),
+  z.object({ input: z.number().nonnegative(), output: z.number().nonnegative().default(0) }),
+);
+export type ModelPriceTable = z.output<typeof ModelPrices>;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every setting the API worker reads. .dev.vars.example documents each one. */
 export const ConfigSchema = z.object({
   ...SharedSettings,
@@ -74,6 +89,29 @@ export const ConfigSchema = z.object({
   QUERY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
   /** Searches per minute per user on POST /query/search, which embeds the question; on top of the general limit. */
   SEARCH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /**
+   * Tokens (in and out, every model role) per user per UTC day; past it, POST /query/ and POST /query/search
+   * answer 429 token_cap_exceeded until 00:00 UTC. Unset: no cap.
+   */
+  DAILY_TOKENS_PER_USER: z.preprocess(blankIsUnset, z.coerce.number().int().positive().optional()),
+  /**
+   * USD per million tokens by model name, for GET /usage: {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}.
+   * Unset: usage is reported in tokens only.
+   */
+  MODEL_PRICES: z.preprocess(blankIsUnset, z.string().optional()).transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const parsed = ModelPrices.safeParse(parseJson(value));
+    if (!parsed.success) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'MODEL_PRICES must be JSON: {"<model>": {"input": <USD per million>, "output": <USD per million>}, …}',
+      });
+      return z.NEVER;
+    }
+    return parsed.data;
+  }),
+  /** `off`: model usage is not recorded (for measuring what recording costs); GET /usage then shows none. */
+  USAGE_RECORDING: z.enum(['on', 'off'], 'USAGE_RECORDING must be on or off').default('on'),
   /** Refused credentials (invalid token or API key) per minute per client address; past it, 429. */
   AUTH_FAILURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
   AUTH_JWKS_URL: z.url('AUTH_JWKS_URL must be the URL of the identity provider JWKS'),

@@ -18,6 +18,7 @@ export type ErrorKind =
   | 'invalid'
   | 'unavailable'
   | 'quota_exceeded'
+  | 'token_cap_exceeded'
   | 'rate_limited'
   | 'conflict'
   | 'upstream_failed'
@@ -28,7 +29,7 @@ export interface ErrorDetails {
   field?: string;
   /** A machine-readable reason for an `invalid` field. */
   type?: string;
-  /** For `quota_exceeded` and `rate_limited`: seconds until the caller may try again. */
+  /** For `quota_exceeded`, `token_cap_exceeded` and `rate_limited`: seconds until the caller may try again. */
   retryAfter?: number;
 }
 

@@ -1,9 +1,10 @@
-import type { Models } from '#core/adapters/models.ts';
+import type { Models, ModelUsage } from '#core/adapters/models.ts';
 import type { Queue } from '#core/adapters/queue.ts';
 import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { ExchangeRepo } from '#core/db/exchanges.ts';
 import type { SessionRepo } from '#core/db/sessions.ts';
+import type { UsageRepo } from '#core/db/usage.ts';
 import { notFound } from '#core/errors.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
@@ -49,6 +50,8 @@ export interface AnswerStream extends AsyncIterable<AnswerEvent> {
 
 interface Outcome {
   answer: string;
+  /** The answer's own usage report, when the provider's stream sent one. */
+  usage: ModelUsage[];
   generationMs: number;
   timeToFirstTokenMs: number | null;
 }
@@ -60,6 +63,8 @@ export function createAnswerService(deps: {
   models: Models;
   queue: Queue | null;
   scoringUrl: string | null;
+  /** Where each question's model usage is recorded; null: not recorded. */
+  usage: UsageRepo | null;
 }) {
   const { retrieval, sessions, exchanges, models } = deps;
 
@@ -96,13 +101,15 @@ export function createAnswerService(deps: {
       let text = '';
       let firstToken: number | null = null;
       let generationMs: number | undefined;
+      const usage: ModelUsage[] = [];
+      const onUsage = (u: ModelUsage) => usage.push(u);
       try {
         const { passages, embeddingLatencyMs, retrievalLatencyMs, rerank } = found;
         yield { type: 'metadata', passages, embeddingLatencyMs, retrievalLatencyMs, rerank };
         started = performance.now();
         let failed = false;
         try {
-          for await (const delta of models.streamAnswer({ ...prompt, abortSignal: signal })) {
+          for await (const delta of models.streamAnswer({ ...prompt, abortSignal: signal, onUsage })) {
             firstToken ??= performance.now() - started;
             text += delta;
             yield { type: 'token', token: delta };
@@ -117,7 +124,7 @@ export function createAnswerService(deps: {
         if (!failed) {
           // Recorded before `done`, so that the answer `done` names can be rated at once. A failure is the
           // route's to log (through `recorded`); the answer itself stands.
-          const saved = await recordOnce({ answer: text, generationMs, timeToFirstTokenMs: firstToken }).then(
+          const saved = await recordOnce({ answer: text, usage, generationMs, timeToFirstTokenMs: firstToken }).then(
             () => true,
             () => false,
           );
@@ -130,7 +137,12 @@ export function createAnswerService(deps: {
         }
       } finally {
         settle(
-          recordOnce({ answer: text, generationMs: generationMs ?? performance.now() - started, timeToFirstTokenMs: firstToken }),
+          recordOnce({
+            answer: text,
+            usage,
+            generationMs: generationMs ?? performance.now() - started,
+            timeToFirstTokenMs: firstToken,
+          }),
         );
       }
     }
@@ -143,7 +155,11 @@ export function createAnswerService(deps: {
      * Everything that can refuse the question (the collection, the session, retrieval)
      * runs before this returns; the answer then streams as the contract's events.
      */
-    async ask(caller: Caller, input: AskInput, options: { signal: AbortSignal }): Promise<AnswerStream> {
+    async ask(
+      caller: Caller,
+      input: AskInput,
+      options: { signal: AbortSignal; requestId: string | null },
+    ): Promise<AnswerStream> {
       const startedAt = performance.now();
       // The collection's own rules first, so a stranger gets 403 whatever the session id.
       const scope = await retrieval.scope(caller, input.collectionIds);
@@ -163,10 +179,27 @@ export function createAnswerService(deps: {
       );
 
       const evaluationId = crypto.randomUUID();
+      const recorded = recordedScope(scope, session?.home);
       const record = async (outcome: Outcome) => {
+        // The question's embedding and reranking, and the answer's tokens, beside the exchange: the judge's
+        // usage (scoring) is filed under this answer's row, so it is written before scoring is queued. Its
+        // failure is logged and leaves the answer and its record standing.
+        const usageRecorded = deps.usage
+          ?.record(
+            {
+              userId: caller.id,
+              apiKeyId: caller.key?.id ?? null,
+              collectionId: recorded.collectionId,
+              requestId: options.requestId,
+              evaluationId,
+              purpose: 'query',
+            },
+            [...found.usage, ...outcome.usage],
+          )
+          .catch((error: unknown) => console.error(`[${options.requestId}] recording usage failed:`, error));
         await exchanges.record({
           id: evaluationId,
-          ...recordedScope(scope, session?.home),
+          ...recorded,
           userId: caller.id,
           sessionId: input.sessionId ?? null,
           question: input.question,
@@ -182,6 +215,7 @@ export function createAnswerService(deps: {
           retrievalStrategy: found.strategy,
           topK: found.topK,
         });
+        await usageRecorded;
         if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
       };
       return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, { evaluationId, record });

@@ -1,4 +1,4 @@
-import type { Models } from '#core/adapters/models.ts';
+import type { Models, UsageSink } from '#core/adapters/models.ts';
 import { logUnowned } from '#core/log.ts';
 import { DEFAULT_CONFIG } from './config.ts';
 import { applyStrategy, type Candidate, type FusedContext, type QueryMode, type Strategy } from './strategies.ts';
@@ -87,7 +87,7 @@ export async function rerankCandidates(
   query: string,
   found: readonly Candidate[],
   request: RerankRequest,
-  options: { budgetMs: number; order?: RerankOrder },
+  options: { budgetMs: number; order?: RerankOrder; onUsage?: UsageSink },
 ): Promise<Reranked> {
   const fused = byScore(found);
   const unchanged = (outcome: RerankOutcome): Reranked => ({ ordered: fused, scores: new Map(), outcome });
@@ -108,7 +108,11 @@ export async function rerankCandidates(
   let ranking: Awaited<ReturnType<NonNullable<Models['rerank']>>> | 'timeout';
   try {
     ranking = await Promise.race([
-      rerank(query, head.map(rerankText), { abortSignal: budget, maxTokensPerPassage: RERANK_PASSAGE_TOKENS }),
+      rerank(query, head.map(rerankText), {
+        abortSignal: budget,
+        maxTokensPerPassage: RERANK_PASSAGE_TOKENS,
+        ...(options.onUsage ? { onUsage: options.onUsage } : {}),
+      }),
       overrun,
     ]);
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Adapters } from '#core/adapters/index.ts';
+import type { ModelUsage } from '#core/adapters/models.ts';
 import type { Caller } from '#core/caller.ts';
 import type { DocumentRepo } from '#core/db/documents.ts';
 import { fuseAcross, type NamespaceLists } from './across-namespaces.ts';
@@ -76,6 +77,8 @@ export interface Retrieval {
   rerank: RerankOutcome;
   strategy: RetrievalStrategy;
   topK: number;
+  /** The question's embedding and reranking calls, as their providers reported them. */
+  usage: ModelUsage[];
 }
 
 export interface RetrievalDeps extends Pick<Adapters, 'vectors' | 'models' | 'store'> {
@@ -205,7 +208,9 @@ export function createRetrievalService(deps: RetrievalDeps) {
 
     const embeddingStarted = performance.now();
     const embedded = queryEmbeddingText(deps.queryPrefix ?? '', query.text);
-    const vector = dense && models.embed ? (await models.embed([embedded]))[0] : undefined;
+    const usage: ModelUsage[] = [];
+    const onUsage = (u: ModelUsage) => usage.push(u);
+    const vector = dense && models.embed ? (await models.embed([embedded], onUsage))[0] : undefined;
     const embeddingMs = performance.now() - embeddingStarted;
 
     const reranking = rerankRequestFor(scope.collections, input.rerank);
@@ -226,6 +231,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     const denseWeight = 'alpha' in fusion ? fusion.alpha : undefined;
     const reranked = await rerankCandidates(models.rerank, query.text, found, reranking, {
       budgetMs: deps.rerankBudgetMs ?? DEFAULT_RERANK_BUDGET_MS,
+      onUsage,
     });
     const chosen = chooseAfterRerank(found, reranked, plan, input.topK, mode, { denseWeight, evidence });
     const imagePaths = chosen.flatMap((c) => (typeof c.metadata.image_path === 'string' ? [c.metadata.image_path] : []));
@@ -249,6 +255,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       rerank: reranked.outcome,
       strategy,
       topK: input.topK,
+      usage,
     };
   }
 

@@ -249,6 +249,12 @@ const ENDPOINTS: Endpoint[] = [
   ),
   endpoint('personal source runs', 'GET /sources/{personalSource}/runs', onPersonalSource(), ownerThing),
   endpoint('personal source pages', 'GET /sources/{personalSource}/pages', onPersonalSource(), ownerThing),
+  // Model usage: a collection's is its owner's and an admin's to read; everyone reads their own.
+  endpoint("read a collection's usage", 'GET /usage?collection_id={collection}', inCollection('bearer'), {
+    ...ownerOnly,
+    admin: 200,
+  }),
+  endpoint('read own usage', 'GET /usage', { scope: 'bearer', place: 'anywhere', variant: true }, everyone),
 ];
 
 /** The shared collection and the owner's own things the paths name. */

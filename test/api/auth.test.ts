@@ -86,6 +86,7 @@ describe('public routes', () => {
         'POST /sources/{id}/sync',
         'GET /sources/{id}/runs',
         'GET /sources/{id}/pages',
+        'GET /usage',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;

@@ -68,6 +68,7 @@ export function registerQueryRoutes(app: App) {
   app.openAPIRegistry.register('QueryEvent', QueryEventSchema);
   app.openapi(ask, async (c) => {
     const body = c.req.valid('json');
+    await c.var.services.usage.requireWithinCap(c.var.caller);
     // Aborted when the client goes away (the request's signal, or the response stream being
     // cancelled): generation stops with it, and what was produced is still recorded.
     const gone = new AbortController();
@@ -82,7 +83,7 @@ export function registerQueryRoutes(app: App) {
         rerank: body.rerank,
         filter: body.filter && checkedFilter(body.filter),
       },
-      { signal: gone.signal },
+      { signal: gone.signal, requestId: c.var.requestId },
     );
     // The events outlive this handler; the database must stay open until they end and the exchange is recorded.
     c.var.background(
@@ -109,13 +110,21 @@ export function registerQueryRoutes(app: App) {
 
   app.openapi(search, async (c) => {
     const body = c.req.valid('json');
+    // A search spends tokens too (the question's embedding, a rerank): the same daily cap.
+    await c.var.services.usage.requireWithinCap(c.var.caller);
+    const collectionIds = askedCollections(body);
     const found = await c.var.services.retrieval.retrieve(c.var.caller, {
       question: body.question,
-      collectionIds: askedCollections(body),
+      collectionIds,
       topK: body.top_k,
       rerank: body.rerank,
       filter: body.filter && checkedFilter(body.filter),
     });
+    c.var.background(
+      c.var.services.usage
+        .recordSearch(c.var.caller, { collectionId: collectionIds[0] ?? null, requestId: c.var.requestId }, found.usage)
+        .catch((error: unknown) => console.error(`[${c.var.requestId}] recording usage failed:`, error)),
+    );
     return c.json(retrievalJson(found), 200);
   });
 }

@@ -14,6 +14,7 @@ import { createShareRepo } from '#core/db/shares.ts';
 import { createPageRepo } from '#core/db/source-pages.ts';
 import { createRunRepo } from '#core/db/source-runs.ts';
 import { createSourceRepo } from '#core/db/sources.ts';
+import { createUsageRepo } from '#core/db/usage.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { createWebhookRepo } from '#core/db/webhooks.ts';
 import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
@@ -34,6 +35,7 @@ import { createIngestService } from './ingest.ts';
 import { createPurge } from './purge.ts';
 import { createSharingService } from './sharing.ts';
 import { createSourceService } from './sources.ts';
+import { createUsageService } from './usage.ts';
 import { createWebhookService } from './webhooks.ts';
 
 /** Everything a request may use, built per request around its database client. */
@@ -72,6 +74,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   });
   const purge = createPurge(deps);
   const deliveries = createDeliveryRepo(sql);
+  const usage = createUsageRepo(sql);
   return {
     access: deps.access,
     apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access }),
@@ -117,6 +120,14 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
       models: adapters.models,
       queue: adapters.queue,
       scoringUrl: config.SCORING_WORKER_URL ?? null,
+      usage: config.USAGE_RECORDING === 'on' ? usage : null,
+    }),
+    usage: createUsageService({
+      repo: usage,
+      access: deps.access,
+      prices: config.MODEL_PRICES,
+      tokensPerDay: config.DAILY_TOKENS_PER_USER,
+      recording: config.USAGE_RECORDING === 'on',
     }),
     sharing: createSharingService(deps),
     chat: createChatService(deps),

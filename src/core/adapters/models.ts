@@ -32,6 +32,25 @@ export interface ModelSettings extends Endpoint {
   rerank?: RoleModel;
 }
 
+/**
+ * What one model call cost, as its provider reported it: tokens in and out, and for embeddings from a
+ * provider that reports no tokens, the characters sent. `model` is the model's name, as its setting gives it
+ * (the key of the price table, MODEL_PRICES).
+ */
+export interface ModelUsage {
+  kind: 'answer' | 'embedding' | 'rerank' | 'vision' | 'judge';
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Characters sent, where the provider reported no token count (embeddings); else 0. */
+  characters: number;
+  /** Passages sent to the reranker; else 0. */
+  documents: number;
+}
+
+/** A call's usage goes to whoever made it, who knows the user, key and collection it belongs to. */
+export type UsageSink = (usage: ModelUsage) => void;
+
 /** One passage's place in the reranker's order: its index in the request and its relevance score. */
 export interface Ranked {
   index: number;
@@ -45,6 +64,8 @@ export interface AnswerRequest {
   history?: { role: 'user' | 'assistant'; content: string }[];
   /** The client's disconnect: generation stops with it. */
   abortSignal?: AbortSignal;
+  /** Told the stream's own usage report (its finish part), once, when the provider sends one. */
+  onUsage?: UsageSink;
 }
 
 export interface Models {
@@ -53,9 +74,11 @@ export interface Models {
   /** Names the provider and model that answer, for evaluation records. */
   engine: string;
   /** Null when no embedding model is configured. */
-  embed: ((texts: string[]) => Promise<number[][]>) | null;
+  embed: ((texts: string[], onUsage?: UsageSink) => Promise<number[][]>) | null;
   /** What a figure, scanned page or uploaded image shows, in words, for retrieval; `mediaType` is image/png, image/jpeg or image/webp. */
-  describeImage(image: Uint8Array, mediaType: string): Promise<string>;
+  describeImage(image: Uint8Array, mediaType: string, onUsage?: UsageSink): Promise<string>;
+  /** The judge's model name, for usage records; null without one. */
+  judgeModel: string | null;
   /** The judge role's model, for code that prompts it through the AI SDK itself; null without one. */
   judge: LanguageModel | null;
   /**
@@ -66,7 +89,7 @@ export interface Models {
     | ((
         query: string,
         passages: string[],
-        options: { abortSignal?: AbortSignal; maxTokensPerPassage?: number },
+        options: { abortSignal?: AbortSignal; maxTokensPerPassage?: number; onUsage?: UsageSink },
       ) => Promise<Ranked[]>)
     | null;
   /** Names the reranking provider's host and model, for evaluation records; null without one. */
@@ -96,6 +119,15 @@ function retryDelayMs(error: unknown): number | null {
 
 const hostOf = (baseUrl?: string) => (baseUrl ? new URL(baseUrl).host : 'api.openai.com');
 
+/** Cohere's rerank answer reports `meta.tokens.input_tokens` (the devstack's too); others may not. */
+function rerankInputTokens(body: unknown): number {
+  const meta = (body as { meta?: { tokens?: { input_tokens?: unknown } } } | null)?.meta;
+  const tokens = meta?.tokens?.input_tokens;
+  return typeof tokens === 'number' && Number.isFinite(tokens) ? tokens : 0;
+}
+
+const noUsage = { inputTokens: 0, outputTokens: 0, characters: 0, documents: 0 };
+
 export function createModels(settings: ModelSettings): Models {
   const providers = new Map<string, ReturnType<typeof createOpenAI>>();
   /** The role's provider: its own endpoint, or the shared one; one client per distinct endpoint. */
@@ -120,12 +152,14 @@ export function createModels(settings: ModelSettings): Models {
   const { chat, embedding, vision, judge } = settings;
   const reranker = settings.rerank;
   const rerankBaseUrl = reranker?.baseUrl ?? settings.baseUrl;
+  const rerankEngine = reranker ? `${rerankBaseUrl ? new URL(rerankBaseUrl).host : 'api.cohere.com'}/${reranker.model}` : null;
   const rerankModel = reranker
     ? createCohere({ baseURL: rerankBaseUrl, apiKey: reranker.apiKey ?? settings.apiKey }).reranking(reranker.model)
     : null;
 
   return {
     engine: `${hostOf(chat?.baseUrl ?? settings.baseUrl)}/${chat?.model ?? 'none'}`,
+    judgeModel: judge?.model ?? null,
 
     async *streamAnswer(request) {
       if (!chat) throw new UpstreamError('models', 'no chat model is configured');
@@ -154,6 +188,15 @@ export function createModels(settings: ModelSettings): Models {
         for (let next = await reader.read(); !next.done; next = await reader.read()) {
           const part = next.value;
           if (part.type === 'text-delta' && part.delta) yield part.delta;
+          else if (part.type === 'finish' && request.onUsage && part.usage.inputTokens.total !== undefined)
+            // The provider's own count (OpenAI's stream_options.include_usage, which the SDK asks for).
+            request.onUsage({
+              ...noUsage,
+              kind: 'answer',
+              model: chat.model,
+              inputTokens: part.usage.inputTokens.total,
+              outputTokens: part.usage.outputTokens.total ?? 0,
+            });
           else if (part.type === 'error')
             throw new UpstreamError('models', `generate: ${describeCause(part.error)}`, { cause: part.error });
         }
@@ -163,22 +206,30 @@ export function createModels(settings: ModelSettings): Models {
     },
 
     embed: embedding
-      ? (texts) =>
+      ? (texts, onUsage) =>
           guard('embed', async () => {
-            const { embeddings } = await embedMany({
+            const { embeddings, usage } = await embedMany({
               model: providerFor(embedding).embedding(embedding.model),
               values: texts,
               maxRetries: 1,
               ...(embedding.dimensions ? { providerOptions: { openai: { dimensions: embedding.dimensions } } } : {}),
             });
+            onUsage?.({
+              ...noUsage,
+              kind: 'embedding',
+              model: embedding.model,
+              inputTokens: usage.tokens,
+              // A provider that reports no tokens is counted in characters instead.
+              characters: usage.tokens > 0 ? 0 : texts.reduce((sum, text) => sum + text.length, 0),
+            });
             return embeddings;
           })
       : null,
 
-    describeImage: (image, mediaType) =>
+    describeImage: (image, mediaType, onUsage) =>
       guard('describe image', async () => {
         if (!vision) throw new Error('no vision model is configured');
-        const { text } = await generateText({
+        const { text, usage } = await generateText({
           model: providerFor(vision).chat(vision.model),
           maxRetries: 1,
           messages: [
@@ -191,6 +242,13 @@ export function createModels(settings: ModelSettings): Models {
             },
           ],
         });
+        onUsage?.({
+          ...noUsage,
+          kind: 'vision',
+          model: vision.model,
+          inputTokens: usage.inputTokens ?? 0,
+          outputTokens: usage.outputTokens ?? 0,
+        });
         return text.trim();
       }),
 
@@ -199,7 +257,7 @@ export function createModels(settings: ModelSettings): Models {
     rerank: rerankModel
       ? (query, passages, options) =>
           guard('rerank', async () => {
-            const { ranking } = await rerank({
+            const { ranking, response } = await rerank({
               model: rerankModel,
               query,
               documents: passages,
@@ -209,9 +267,16 @@ export function createModels(settings: ModelSettings): Models {
                 ? { providerOptions: { cohere: { maxTokensPerDoc: options.maxTokensPerPassage } } }
                 : {}),
             });
+            options.onUsage?.({
+              ...noUsage,
+              kind: 'rerank',
+              model: reranker?.model ?? 'rerank',
+              inputTokens: rerankInputTokens(response.body),
+              documents: passages.length,
+            });
             return ranking.map((r) => ({ index: r.originalIndex, score: r.score }));
           })
       : null,
-    rerankEngine: reranker ? `${rerankBaseUrl ? new URL(rerankBaseUrl).host : 'api.cohere.com'}/${reranker.model}` : null,
+    rerankEngine,
   };
 }

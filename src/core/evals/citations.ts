@@ -1,6 +1,8 @@
 import { generateText, type LanguageModel, Output } from 'ai';
 import { z } from 'zod';
+import type { UsageSink } from '../adapters/models.ts';
 import { splitSentences } from '../text/sentences.ts';
+import { judgeUsage } from './judge.ts';
 import { LEXICAL_SUPPORT_THRESHOLD, sourceWindows, supportRecall } from './lexical-scorer.ts';
 import { contentTerms, stripCitations } from './statements.ts';
 
@@ -89,6 +91,7 @@ export async function judgeCitations(
   answer: string,
   sources: readonly { text: string }[],
   model: LanguageModel,
+  onUsage?: UsageSink,
 ): Promise<CitationCheck[]> {
   const citations = citationsOf(answer);
   const askable = citations.flatMap((citation, i) => (sources[citation.source - 1] ? [i] : []));
@@ -98,13 +101,14 @@ export async function judgeCitations(
     const passage = (sources[source - 1] as { text: string }).text.slice(0, MAX_PASSAGE_CHARS);
     return `<pair n="${k + 1}">\n<sentence>${sentence}</sentence>\n<passage>${passage}</passage>\n</pair>`;
   });
-  const { output } = await generateText({
+  const { output, usage } = await generateText({
     model,
     system: SYSTEM,
     prompt: pairs.join('\n'),
     output: Output.object({ schema: VerdictSchema, name: 'citation_verdicts' }),
     temperature: 0,
   });
+  onUsage?.(judgeUsage(model, usage));
   const verdict = new Map(output.verdicts.map((v) => [v.pair, v.supported]));
   return citations.map((citation, i) => {
     const k = askable.indexOf(i);

@@ -1,7 +1,20 @@
-import { generateText, type LanguageModel, Output } from 'ai';
+import { generateText, type LanguageModel, type LanguageModelUsage, Output } from 'ai';
 import { z } from 'zod';
+import type { ModelUsage, UsageSink } from '../adapters/models.ts';
 import { checkScoreInput, clampScore, type ScoreInput, type Scores } from './score-input.ts';
 import { stripCitations } from './statements.ts';
+
+/** One judge call's tokens, as its provider reported them, under the model's name. */
+export function judgeUsage(model: LanguageModel, usage: LanguageModelUsage): ModelUsage {
+  return {
+    kind: 'judge',
+    model: typeof model === 'string' ? model : model.modelId,
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    characters: 0,
+    documents: 0,
+  };
+}
 
 /** What the judge model returns: the answer's claims, each judged, and one relevance rating. */
 export const JudgmentSchema = z.object({
@@ -47,19 +60,20 @@ function judgePrompt(input: ScoreInput): string {
  * has 1, and no sources give context relevance 0; the model is not called for what is already
  * decided. Model and schema errors are passed on for the caller to record.
  */
-export async function judgeScores(input: ScoreInput, model: LanguageModel): Promise<Scores> {
+export async function judgeScores(input: ScoreInput, model: LanguageModel, onUsage?: UsageSink): Promise<Scores> {
   checkScoreInput(input);
   const answerIsEmpty = stripCitations(input.answer).trim().length === 0;
   const sources = input.sources.filter((source) => source.text.trim().length > 0);
   if (answerIsEmpty && sources.length === 0) return { faithfulness_score: 0, context_relevance_score: 0 };
 
-  const { output } = await generateText({
+  const { output, usage } = await generateText({
     model,
     system: SYSTEM,
     prompt: judgePrompt({ ...input, sources }),
     output: Output.object({ schema: JudgmentSchema, name: 'judgment' }),
     temperature: 0,
   });
+  onUsage?.(judgeUsage(model, usage));
   const supported = output.statements.filter((statement) => statement.supported).length;
   const faithfulness = answerIsEmpty ? 0 : output.statements.length === 0 ? 1 : supported / output.statements.length;
   return {

@@ -8,6 +8,7 @@ import { createPageRepo } from '#core/db/source-pages.ts';
 import { createRunRepo } from '#core/db/source-runs.ts';
 import { createSourceRepo } from '#core/db/sources.ts';
 import { createSweepsDb, type SweepsDb } from '#core/db/sweeps.ts';
+import { createUsageRepo } from '#core/db/usage.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { CRAWL_PATH, type CrawlMessage } from '#core/messages/crawl.ts';
@@ -57,6 +58,7 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
       sweeps: createSweepsDb(sql),
       sweepAfterMinutes: config.INGEST_SWEEP_AFTER_MINUTES,
       quota: { ...createQuotaRepo(sql), perDay: config.INGEST_DAILY_CHUNKS_PER_USER },
+      usage: createUsageRepo(sql),
       workerUrl: config.INGEST_WORKER_URL,
       batchSize: config.INGEST_BATCH_SIZE,
       budget: {

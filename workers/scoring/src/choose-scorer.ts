@@ -1,4 +1,4 @@
-import type { Models } from '#core/adapters/models.ts';
+import type { Models, UsageSink } from '#core/adapters/models.ts';
 import type { CitationScores } from '#core/db/scoring.ts';
 import { checkCitationsLexically, citationSupport, judgeCitations } from '#core/evals/citations.ts';
 import { judgeScores, lexicalScores, type ScoreInput, type Scores } from '#core/evals/lexical-scorer.ts';
@@ -7,7 +7,8 @@ import type { ScoringConfig } from './config.ts';
 /** One way of scoring, and the name it is recorded under in evaluations.scorer. */
 export interface Scorer {
   name: string;
-  score(input: ScoreInput): Promise<Scores & CitationScores>;
+  /** `onUsage` hears of every model call the scoring made (the judge's, or the embeddings'). */
+  score(input: ScoreInput, onUsage?: UsageSink): Promise<Scores & CitationScores>;
 }
 
 const withSupport = (citations: CitationScores['citations']): CitationScores => ({
@@ -24,10 +25,10 @@ export function createScorer(config: ScoringConfig, models: Models): Scorer {
   if (config.JUDGE_MODEL && model) {
     return {
       name: `judge:${config.JUDGE_MODEL}`,
-      score: async (input) => {
+      score: async (input, onUsage) => {
         const [scores, citations] = await Promise.all([
-          judgeScores(input, model),
-          judgeCitations(input.answer, input.sources, model),
+          judgeScores(input, model, onUsage),
+          judgeCitations(input.answer, input.sources, model, onUsage),
         ]);
         return { ...scores, ...withSupport(citations) };
       },
@@ -38,6 +39,10 @@ export function createScorer(config: ScoringConfig, models: Models): Scorer {
     ...(await lexicalScores(input, options)),
     ...withSupport(checkCitationsLexically(input.answer, input.sources)),
   });
-  if (embed) return { name: 'lexical+embeddings', score: (input) => lexical(input, { embed }) };
+  if (embed)
+    return {
+      name: 'lexical+embeddings',
+      score: (input, onUsage) => lexical(input, { embed: (texts) => embed(texts, onUsage) }),
+    };
   return { name: 'lexical', score: (input) => lexical(input, {}) };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
 import { createEvaluationsDb } from '#core/db/scoring.ts';
 import { createSweepsDb } from '#core/db/sweeps.ts';
+import { createUsageRepo } from '#core/db/usage.ts';
 import { tracedQueue } from '#core/messages/request-id.ts';
 import { SCORE_FAILURE_PATH, SCORE_PATH, type ScoreMessage } from '#core/messages/scoring.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
@@ -24,6 +25,7 @@ const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
     return {
       db: createEvaluationsDb(sql),
       scorer: createScorer(config, models),
+      usage: createUsageRepo(sql),
       sweeps: createSweepsDb(sql),
       queue: queue && tracedQueue(queue, log.requestId),
       log,

@@ -1,11 +1,15 @@
 import { z } from 'zod';
+import type { ModelUsage } from '#core/adapters/models.ts';
 import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
+import type { UsageRepo } from '#core/db/usage.ts';
 import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
 import type { Scorer } from './choose-scorer.ts';
 
 export interface ScoringDeps {
   db: EvaluationsDb;
   scorer: Scorer;
+  /** Where the scoring's model usage is recorded, under the answer's user and collection; unset: not recorded. */
+  usage?: Pick<UsageRepo, 'recordForEvaluation'>;
 }
 
 export type Outcome = 'scored' | 'skipped' | 'failed';
@@ -39,8 +43,15 @@ export async function scoreEvaluation(deps: ScoringDeps, id: string): Promise<Ou
   if (!input) return (await deps.db.saveError(id, deps.scorer.name, MALFORMED)) ? 'failed' : 'skipped';
 
   // A failure's own words (they may quote the prompt or name internal hosts) stay in the log.
-  const scores = await deps.scorer.score(input);
-  return (await deps.db.saveScores(id, scores, deps.scorer.name)) ? 'scored' : 'skipped';
+  const usage: ModelUsage[] = [];
+  const scores = await deps.scorer.score(input, (u) => usage.push(u));
+  if (!(await deps.db.saveScores(id, scores, deps.scorer.name))) return 'skipped';
+  // Recorded once the scores are kept, so that a redelivery that scores again is not counted twice; an
+  // attempt that failed is not recorded at all. Its failure is logged: the scores stand.
+  await deps.usage
+    ?.recordForEvaluation(id, usage)
+    .catch((error: unknown) => console.error(`recording the scoring's usage for ${id} failed:`, error));
+  return 'scored';
 }
 
 /** QStash's failure callback: every attempt failed, so mark the record now. */

@@ -1,3 +1,4 @@
+import type { UsageSink } from '#core/adapters/models.ts';
 import type { VectorRecord } from '#core/adapters/vectors.ts';
 import type { ChunkRow } from '#core/db/ingest-pipeline.ts';
 import { type ContextSource, contextMetadata, type DocumentContext, documentContext } from '#retrieval/document-context.ts';
@@ -49,6 +50,7 @@ export async function encodeRows(
   deps: PipelineDeps,
   rows: ChunkRow[],
   context: DocumentContext,
+  onUsage?: UsageSink,
 ): Promise<Map<ChunkRow, Encoded>> {
   const byText = new Map<string, ChunkRow[]>();
   for (const row of rows) {
@@ -61,7 +63,7 @@ export async function encodeRows(
     else byText.set(text, [row]);
   }
   const texts = [...byText.keys()];
-  const dense = deps.models.embed && texts.length > 0 ? await deps.models.embed(texts) : undefined;
+  const dense = deps.models.embed && texts.length > 0 ? await deps.models.embed(texts, onUsage) : undefined;
   const encoded = new Map<ChunkRow, Encoded>();
   texts.forEach((text, i) => {
     const value: Encoded = { vector: dense?.[i], sparse: encodeDocument(text) };

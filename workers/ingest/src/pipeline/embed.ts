@@ -1,3 +1,5 @@
+import type { ModelUsage } from '#core/adapters/models.ts';
+import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
@@ -7,29 +9,29 @@ import { encodeRows, indexable, vectorRecord, writeCopies } from './chunk-copies
 import type { PipelineDeps } from './deps.ts';
 import { finishIfComplete } from './finish.ts';
 
+type EmbeddedJob = PipelineJob & { document: NonNullable<PipelineJob['document']> };
+
 /**
  * Step 2, once per batch: describe images, embed, upsert, mark done. Upserts by a
  * deterministic id, so a retried batch overwrites what a crashed attempt wrote. Each
  * distinct text is embedded once, and copies of the batch's chunks elsewhere in the
  * document are written with them (chunk-copies.ts).
  */
-export async function embedBatch(
-  deps: PipelineDeps,
-  job: PipelineJob & { document: NonNullable<PipelineJob['document']> },
-  range: { from: number; to: number },
-  attempt: Attempt,
-) {
+export async function embedBatch(deps: PipelineDeps, job: EmbeddedJob, range: { from: number; to: number }, attempt: Attempt) {
   const doc = job.document;
   const namespace = namespaceFor(doc.collection_id, doc.user_id);
   const rows = await deps.db.batchChunks(doc.id, range.from, range.to);
   const described: { index: number; text: string }[] = [];
   const failed: { index: number; error: string }[] = [];
+  // Every call the provider answered, recorded even when the batch is retried: each attempt was paid for.
+  const usage: ModelUsage[] = [];
+  const onUsage = (u: ModelUsage) => usage.push(u);
 
   for (const row of rows) {
     if (row.chunk_type !== 'image_description' || row.text !== null) continue;
     try {
       const path = row.image_path as string;
-      const text = await deps.models.describeImage(await deps.store.get(path), imageMediaType(path));
+      const text = await deps.models.describeImage(await deps.store.get(path), imageMediaType(path), onUsage);
       described.push({ index: row.chunk_index, text });
       row.text = text;
     } catch (error) {
@@ -41,7 +43,8 @@ export async function embedBatch(
   }
 
   const ready = rows.filter((row) => !failed.some((f) => f.index === row.chunk_index));
-  const encoded = await encodeRows(deps, ready, documentContext(doc));
+  const encoded = await encodeRows(deps, ready, documentContext(doc), onUsage);
+  await recordUsage(deps, job, usage);
   // Copies first: these chunks are marked done after them, so a batch cut short leaves none behind.
   const originals = new Map(
     ready.filter((row) => row.same_as === null).map((row) => [row.chunk_index, { row, encoded: encoded.get(row) }]),
@@ -69,6 +72,23 @@ export async function embedBatch(
     return;
   }
   await finishIfComplete(deps, job);
+}
+
+/** The batch's model calls, under the job's user (the uploader, or a re-chunk's admin) and collection. */
+async function recordUsage(deps: PipelineDeps, job: EmbeddedJob, usage: ModelUsage[]) {
+  if (!deps.usage || usage.length === 0) return;
+  const context = {
+    userId: job.user_id,
+    apiKeyId: null,
+    collectionId: job.document.collection_id,
+    requestId: null,
+    jobId: job.id,
+    purpose: 'ingest' as const,
+  };
+  // Not worth failing the batch for (its vectors are what matters): logged instead.
+  await deps.usage.record(context, usage).catch((error: unknown) => {
+    console.error(`job ${job.id}: recording usage failed: ${describeCause(error)}`);
+  });
 }
 
 /** Images are stored under their type's extension (extract.ts); those stored before that are all PNGs. */
