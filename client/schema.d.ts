@@ -21,6 +21,34 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/ready': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness: every dependency checked (operators)
+     * @description For operators and their monitors, apart from `/health` (which says only that the worker runs). Checks
+     *     at once, each within 2 s: the settings validate, the database answers, the identity provider's JWKS serves keys, QStash
+     *     answers (and how many messages its dead-letter queue holds), the vector index answers, Redis answers (when configured),
+     *     and the chat and embedding models (when configured) are known to their provider. 200 when every check passes, 503 naming
+     *     the failing ones in `failing`; each check's status and latency either way. No setting's value, host or upstream reply
+     *     is ever in the answer.
+     *
+     *     **Credentials:** with the deployment's `READY_TOKEN` set, `Authorization: Bearer <READY_TOKEN>` and nothing else (a
+     *     monitor needs no user); without it, an administrator's bearer token (`app_metadata.is_admin`); anyone else 403, an API key 403.
+     */
+    get: operations['ready'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/collections': {
     parameters: {
       query?: never;
@@ -1340,29 +1368,49 @@ export interface components {
       /** @example Generation failed */
       message: string;
     };
-    Collection: {
-      /**
-       * Format: uuid
-       * @description Also the vector namespace name
-       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
-       */
-      id: string;
-      name: string;
-      /** @description Stored retrieval config (may be partial) */
-      config: {
-        [key: string]: unknown;
+    Readiness: {
+      /** @enum {string} */
+      status: 'ready' | 'failing';
+      checks: {
+        config: components['schemas']['ReadinessCheck'];
+        database: components['schemas']['ReadinessCheck'];
+        jwks: components['schemas']['ReadinessCheck'];
+        qstash: components['schemas']['ReadinessCheck'];
+        vector: components['schemas']['ReadinessCheck'];
+        redis: components['schemas']['ReadinessCheck'];
+        chat: components['schemas']['ReadinessCheck'];
+        embeddings: components['schemas']['ReadinessCheck'];
       };
+      /** @description The failing checks by name; empty when ready. */
+      failing: ('config' | 'database' | 'jwks' | 'qstash' | 'vector' | 'redis' | 'chat' | 'embeddings')[];
+    };
+    ReadinessCheck: {
+      /** @enum {string} */
+      status: 'ok' | 'failing' | 'skipped';
+      /** @description How long the check took, in milliseconds. */
+      latency_ms: number;
       /**
-       * Format: uuid
-       * @description Owner
-       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       * @description Why it failed or was skipped, in the service’s words (never an upstream’s): `timeout` (no answer within 2 s), `unreachable` (no connection), `unauthorized` (our credentials were refused), `not_found` (the provider does not know the model), `unavailable` (another error status), `invalid` (not the answer that service gives), `misconfigured` (the settings named in `settings` did not validate); skipped: `not_configured` (optional and not set) or `config_failing` (not checked while the settings are broken).
+       * @enum {string}
        */
-      user_id: string;
-      /**
-       * Format: date-time
-       * @example 2026-11-21T22:33:00.000Z
-       */
-      created_at: string;
+      reason?:
+        | 'timeout'
+        | 'unreachable'
+        | 'unauthorized'
+        | 'not_found'
+        | 'unavailable'
+        | 'invalid'
+        | 'misconfigured'
+        | 'not_configured'
+        | 'config_failing';
+      /** @description The status the dependency answered, when it answered. */
+      http_status?: number;
+      /** @description The settings that did not validate (names, never values). */
+      settings?: string[];
+      /** @description QStash only: messages in its dead-letter queue (at most 1,000 are counted). */
+      dead_letters?: number;
+      /** @description QStash only: true when there are more than counted. */
+      dead_letters_more?: boolean;
     };
     Error: {
       /**
@@ -1411,6 +1459,30 @@ export interface components {
         | 'internal_error';
       /** @description Also sent as the X-Request-Id header. */
       request_id: string;
+    };
+    Collection: {
+      /**
+       * Format: uuid
+       * @description Also the vector namespace name
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      id: string;
+      name: string;
+      /** @description Stored retrieval config (may be partial) */
+      config: {
+        [key: string]: unknown;
+      };
+      /**
+       * Format: uuid
+       * @description Owner
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      user_id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      created_at: string;
     };
     CreateCollection: {
       /** @example Research papers */
@@ -2658,6 +2730,71 @@ export interface operations {
             /** @enum {string} */
             status: 'ok';
           };
+        };
+      };
+    };
+  };
+  ready: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every dependency answered */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Readiness'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Some dependency failed its check (a `Readiness` naming it in `failing`); or, without `READY_TOKEN`, the identity provider could not verify the token (an `Error`). */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Readiness'] | components['schemas']['Error'];
         };
       };
     };

@@ -80,6 +80,11 @@ export const ConfigSchema = z.object({
         ctx.addIssue({ code: 'custom', message: `CORS_ORIGINS: not an origin (scheme://host[:port]): ${bad.join(', ')}` });
       return origins;
     }),
+  /**
+   * The bearer token of GET /ready (a monitor's); unset: /ready is for administrators' tokens only. At least
+   * 32 characters (`openssl rand -hex 32`).
+   */
+  READY_TOKEN: z.preprocess(blankIsUnset, z.string().trim().min(32, 'READY_TOKEN must be at least 32 characters').optional()),
   /** Upstash Redis, where the rate limits are counted; unset: no rate limits. */
   UPSTASH_REDIS_REST_URL: optionalUrl,
   UPSTASH_REDIS_REST_TOKEN: z.preprocess(blankIsUnset, z.string().optional()),

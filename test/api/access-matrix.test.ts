@@ -249,6 +249,8 @@ const ENDPOINTS: Endpoint[] = [
   ),
   endpoint('personal source runs', 'GET /sources/{personalSource}/runs', onPersonalSource(), ownerThing),
   endpoint('personal source pages', 'GET /sources/{personalSource}/pages', onPersonalSource(), ownerThing),
+  // Readiness, for operators: an admin's bearer token when READY_TOKEN is not set (faults-ready.test.ts has the rest).
+  endpoint('readiness', 'GET /ready', { scope: 'bearer', place: 'anywhere' }, adminOnly),
   // Model usage: a collection's is its owner's and an admin's to read; everyone reads their own.
   endpoint("read a collection's usage", 'GET /usage?collection_id={collection}', inCollection('bearer'), {
     ...ownerOnly,

@@ -33,6 +33,7 @@ describe('public routes', () => {
     expect(operations.sort()).toEqual(
       [
         'GET /health',
+        'GET /ready',
         'POST /collections',
         'GET /collections',
         'DELETE /collections/{id}',
