@@ -7,6 +7,7 @@ import { checkPendingMigrations } from './pending-migrations.ts';
 import { checkQStashAccount, checkQStashRegion } from './qstash-regions.ts';
 import { parseSecretList, secretsCheck } from './secrets.ts';
 import { problemsOf, splitSettings, unknownSettings } from './settings.ts';
+import { checkTraces } from './traces.ts';
 import { WORKERS } from './workers.ts';
 import type { Wrangler, WranglerOutput } from './wrangler.ts';
 
@@ -74,6 +75,8 @@ export async function runChecks(inputs: CheckInputs): Promise<{ results: CheckRe
   } else if (hyperdrive) {
     results.push(hyperdriveCachingVerdict(id, await hyperdrive));
   }
+
+  results.push(checkTraces(root, WORKERS));
 
   const migrations = checkMigrationDates(root);
   for (const problem of migrations.problems) results.push({ status: 'fail', subject: 'supabase/migrations', message: problem });
