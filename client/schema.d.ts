@@ -1158,6 +1158,39 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read the audit log
+     * @description Security-relevant actions, newest first: API keys created and revoked; invite links created, revoked
+     *     and joined through; members removed; collections created and deleted, their config changed and re-chunked; webhooks
+     *     created, changed, deleted and their secrets rotated; sources added and removed; documents deleted. Each entry names
+     *     who acted (and the API key, if one was used), the request (`X-Request-Id`) and the client's address, the target,
+     *     and what changed. With `collection_id`, that collection's entries, whoever made them: its owner's to read (a
+     *     member gets 403, and a collection that does not exist, or no longer does, is 404); without it, the entries you made.
+     *     An admin reads every collection's entries, and without `collection_id` every entry (a deleted collection's among
+     *     them). Filter by `action` and by time (`since` inclusive,
+     *     `until` exclusive). Entries cannot be changed or deleted through the API; they are kept for the deployment's
+     *     AUDIT_RETENTION_DAYS (default 365), then removed. Bearer tokens only: the log is for people answering for an
+     *     account, and a key (often held by a program, and leaked with it) reading who did what would widen what a leaked
+     *     key tells.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    get: operations['listAuditEntries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'ingest-job-ended': {
@@ -2702,6 +2735,70 @@ export interface components {
       /** @description From the deployment’s price table (MODEL_PRICES, USD per million tokens); null without one, or when a model of the row has no price. */
       cost_usd: number | null;
     };
+    AuditEntry: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description The user who acted (a key’s owner when a key was used)
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      actor_id: string;
+      /**
+       * Format: uuid
+       * @description The API key the request carried; null for a bearer token
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      api_key_id: string | null;
+      /** @description The request’s `X-Request-Id` */
+      request_id: string;
+      /** @description The client’s address as Cloudflare gives it (`CF-Connecting-IP`); null without one */
+      client_address: string | null;
+      action: components['schemas']['AuditAction'];
+      /**
+       * @description What the action was done to; `user` for a member removed
+       * @enum {string}
+       */
+      target_type: 'api_key' | 'share' | 'user' | 'collection' | 'webhook' | 'source' | 'document';
+      target_id: string;
+      /**
+       * Format: uuid
+       * @description The collection the target belongs to; null for none
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      collection_id: string | null;
+      /** @description What was set (`{field: value}`) or changed (`{field: {from, to}}`); never a key, a secret, a share token or a password, and a webhook’s address by its origin only (`url_origin`; `url_changed` when its path or query changed). */
+      diff: {
+        [key: string]: unknown;
+      };
+    };
+    /** @enum {string} */
+    AuditAction:
+      | 'api_key.created'
+      | 'api_key.revoked'
+      | 'share.created'
+      | 'share.revoked'
+      | 'share.joined'
+      | 'member.removed'
+      | 'collection.created'
+      | 'collection.deleted'
+      | 'collection.config_changed'
+      | 'collection.rechunked'
+      | 'webhook.created'
+      | 'webhook.updated'
+      | 'webhook.deleted'
+      | 'webhook.secret_rotated'
+      | 'source.created'
+      | 'source.removed'
+      | 'document.deleted';
   };
   responses: never;
   parameters: never;
@@ -7639,6 +7736,101 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Usage'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listAuditEntries: {
+    parameters: {
+      query?: {
+        /** @description This collection’s entries (its owner, or an admin). Omitted: your own entries (an admin: everyone’s). */
+        collection_id?: string;
+        action?: components['schemas']['AuditAction'];
+        /** @description Entries at or after this time (ISO 8601) */
+        since?: string;
+        /** @description Entries before this time (ISO 8601) */
+        until?: string;
+        /** @description Page size, 1–200 (default 50) */
+        limit?: number;
+        /** @description Items to skip, ≥ 0 */
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Entries, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuditEntry'][];
         };
       };
       /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */

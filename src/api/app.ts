@@ -9,6 +9,7 @@ import { crossOrigin } from './middleware/cross-origin.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { provideServices } from './middleware/services.ts';
+import { registerAuditRoutes } from './routes/audit.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
 import { registerEvalRoutes } from './routes/evals.ts';
@@ -82,7 +83,18 @@ export function createApp(): App {
 
   registerSystemRoutes(app);
   registerPageRoutes(app);
-  for (const prefix of ['/collections', '/chat', '/ingest', '/sources', '/query', '/evals', '/keys', '/webhooks', '/usage']) {
+  for (const prefix of [
+    '/collections',
+    '/chat',
+    '/ingest',
+    '/sources',
+    '/query',
+    '/evals',
+    '/keys',
+    '/webhooks',
+    '/audit',
+    '/usage',
+  ]) {
     app.use(`${prefix}/*`, provideServices, authenticate, rateLimit);
   }
   registerCollectionRoutes(app);
@@ -95,6 +107,7 @@ export function createApp(): App {
   registerKeyRoutes(app);
   registerWebhookRoutes(app);
   registerUsageRoutes(app);
+  registerAuditRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -251,6 +251,12 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('personal source pages', 'GET /sources/{personalSource}/pages', onPersonalSource(), ownerThing),
   // Readiness, for operators: an admin's bearer token when READY_TOKEN is not set (faults-ready.test.ts has the rest).
   endpoint('readiness', 'GET /ready', { scope: 'bearer', place: 'anywhere' }, adminOnly),
+  // The audit log: a collection's entries are its owner's and an admin's to read; everyone reads the entries they made.
+  endpoint("read a collection's audit log", 'GET /audit?collection_id={collection}', inCollection('bearer'), {
+    ...ownerOnly,
+    admin: 200,
+  }),
+  endpoint('read own audit log', 'GET /audit', { scope: 'bearer', place: 'anywhere', variant: true }, everyone),
   // Model usage: a collection's is its owner's and an admin's to read; everyone reads their own.
   endpoint("read a collection's usage", 'GET /usage?collection_id={collection}', inCollection('bearer'), {
     ...ownerOnly,

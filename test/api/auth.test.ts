@@ -87,6 +87,7 @@ describe('public routes', () => {
         'POST /sources/{id}/sync',
         'GET /sources/{id}/runs',
         'GET /sources/{id}/pages',
+        'GET /audit',
         'GET /usage',
       ].sort(),
     );

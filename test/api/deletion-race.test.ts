@@ -15,6 +15,7 @@ import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
 import { createLogger } from '#core/log.ts';
 import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { createAccessService } from '../../src/api/services/access.ts';
+import type { Audit } from '../../src/api/services/audit.ts';
 import { createCollectionService } from '../../src/api/services/collections.ts';
 import { createIngestService } from '../../src/api/services/ingest.ts';
 import { createPurge } from '../../src/api/services/purge.ts';
@@ -30,6 +31,8 @@ import { leftOfDocument, objectsUnder, queuedJob, vectorIndex, vectorsOf } from 
 // while the purge removed the files saw the row still there and kept its vectors, which outlived the row.
 
 const CHUNKS = 3;
+/** What is deleted, and in which order, is this file's; what the audit log records is audit.test.ts's. */
+const noAudit: Audit = async () => {};
 const sql = connect(stack.databaseUrl);
 afterAll(() => sql.end({ timeout: 5 }));
 
@@ -291,7 +294,7 @@ describe('a document deleted while an embed step upserts its vectors (the real p
 
 describe('a collection deleted while an embed step upserts into its namespace (the real deletion and embed step)', () => {
   const deleting = (vectors: VectorStore, store: ObjectStore) =>
-    createCollectionService({ collections, access: createAccessService(collections), store, vectors });
+    createCollectionService({ collections, access: createAccessService(collections), audit: noAudit, store, vectors });
 
   const deletionHeld = {
     'after marking, before its namespace goes': (at: Gate) =>
@@ -345,6 +348,7 @@ describe('a collection deleted while an embed step upserts into its namespace (t
     };
     const ingest = createIngestService({
       access: createAccessService(collections),
+      audit: noAudit,
       documents,
       jobs: createJobRepo(sql),
       deliveries: createDeliveryRepo(sql),
@@ -385,6 +389,7 @@ describe('a collection deleted while an embed step upserts into its namespace (t
         },
       },
       access: createAccessService(collections),
+      audit: noAudit,
       store: adapters.store,
       vectors: adapters.vectors,
     }).delete(callerOf(user), collectionId);

@@ -5,6 +5,7 @@ import { conflict, DomainError, invalid, notFound } from '#core/errors.ts';
 import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';
 import { randomToken, sha256Hex } from '#core/secrets.ts';
 import type { AccessService } from './access.ts';
+import type { Audit } from './audit.ts';
 
 /** `rag_` and 256 random bits, base64url: the `<KEY_PREFIX>_<RANDOM>` of the contract. */
 export const KEY_PREFIX = 'rag';
@@ -23,8 +24,8 @@ export interface NewKeyRequest {
 /** The key itself is in this answer only: the service keeps its SHA-256. */
 export type CreatedKey = ApiKeyRow & { key: string };
 
-export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessService }) {
-  const { keys, access } = deps;
+export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessService; audit: Audit }) {
+  const { keys, access, audit } = deps;
   return {
     /**
      * A key may be restricted to a collection its owner may use now; it can never give more than the owner
@@ -54,6 +55,12 @@ export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessServ
           `You already hold ${MAX_API_KEYS_PER_USER} active API keys, the most one user may hold: revoke one you no longer use (DELETE /keys/{id}) first`,
         );
       }
+      await audit(
+        caller,
+        'api_key.created',
+        { type: 'api_key', id: row.id, collectionId: row.collection_id },
+        { name: row.name, scopes: row.scopes, collection_id: row.collection_id, expires_at: row.expires_at },
+      );
       return { ...row, key };
     },
 
@@ -61,6 +68,7 @@ export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessServ
 
     async revoke(caller: Caller, id: string): Promise<string> {
       if (!isUuid(id) || !(await keys.revoke(caller.id, id))) throw notFound('API key');
+      await audit(caller, 'api_key.revoked', { type: 'api_key', id: id.toLowerCase() });
       return id;
     },
 

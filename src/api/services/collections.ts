@@ -2,14 +2,17 @@ import type { Caller } from '#core/caller.ts';
 import { notFound } from '#core/errors.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import { DEFAULT_CONFIG, type RetrievalConfig } from '#retrieval/config.ts';
+import { changes } from './audit.ts';
 import type { ServiceDeps } from './deps.ts';
 
-export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 'access' | 'store' | 'vectors'>) {
-  const { collections, access, store, vectors } = deps;
+export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 'access' | 'store' | 'vectors' | 'audit'>) {
+  const { collections, access, store, vectors, audit } = deps;
   return {
-    create(caller: Caller, name: string) {
+    async create(caller: Caller, name: string) {
       access.requireUnrestricted(caller);
-      return collections.insert(caller.id, name);
+      const collection = await collections.insert(caller.id, name);
+      await audit(caller, 'collection.created', { type: 'collection', id: collection.id, collectionId: collection.id }, { name });
+      return collection;
     },
 
     /** A key restricted to one collection sees that one only. */
@@ -24,10 +27,19 @@ export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 
 
     /** Settings the body leaves out (the reranking ones are optional) take their defaults. */
     async putConfig(caller: Caller, collectionId: string, config: Partial<RetrievalConfig>): Promise<RetrievalConfig> {
-      await access.requireAdmin(caller, collectionId);
+      const collection = await access.requireAdmin(caller, collectionId);
       const stored = await collections.replaceConfig(collectionId, { ...config });
       if (!stored) throw notFound('Collection');
-      return { ...DEFAULT_CONFIG, ...stored } as RetrievalConfig;
+      const before: Record<string, unknown> = { ...DEFAULT_CONFIG, ...collection.config };
+      const after: Record<string, unknown> = { ...DEFAULT_CONFIG, ...stored };
+      const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+      await audit(
+        caller,
+        'collection.config_changed',
+        { type: 'collection', id: collection.id, collectionId: collection.id },
+        changes(before, after, fields),
+      );
+      return after as unknown as RetrievalConfig;
     },
 
     /**
@@ -41,6 +53,12 @@ export function createCollectionService(deps: Pick<ServiceDeps, 'collections' | 
       await vectors.deleteNamespace(namespaceFor(collection.id, collection.user_id));
       await store.removeFolder(collection.id);
       if (!(await collections.delete(collectionId))) throw notFound('Collection');
+      await audit(
+        caller,
+        'collection.deleted',
+        { type: 'collection', id: collection.id, collectionId: collection.id },
+        { name: collection.name },
+      );
       return collectionId;
     },
   };

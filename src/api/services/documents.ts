@@ -40,8 +40,10 @@ export interface ListedDocument {
   last_changed_at: string | null;
 }
 
-export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'documents' | 'store' | 'vectors'> & { purge: Purge }) {
-  const { access, documents, store, purge } = deps;
+export function createDocumentService(
+  deps: Pick<ServiceDeps, 'access' | 'audit' | 'documents' | 'store' | 'vectors'> & { purge: Purge },
+) {
+  const { access, audit, documents, store, purge } = deps;
   const updateMetadata = createMetadataUpdate(deps);
 
   /** Rows as clients see them, each upload with a fresh signed link. */
@@ -163,6 +165,7 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
       const doc = isUuid(documentId) ? await documents.findPersonal(caller.id, documentId) : undefined;
       if (!doc) throw notFound('Document');
       await purge(doc);
+      await audit(caller, 'document.deleted', { type: 'document', id: doc.id, collectionId: null }, { name: doc.name });
       return documentId;
     },
 
@@ -171,6 +174,12 @@ export function createDocumentService(deps: Pick<ServiceDeps, 'access' | 'docume
       const doc = isUuid(documentId) ? await documents.findInCollection(collectionId, documentId) : undefined;
       if (!doc) throw notFound('Document');
       await purge(doc);
+      await audit(
+        caller,
+        'document.deleted',
+        { type: 'document', id: doc.id, collectionId: doc.collection_id },
+        { name: doc.name },
+      );
       return documentId;
     },
   };

@@ -1,6 +1,7 @@
 import type { Adapters } from '#core/adapters/index.ts';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
 import { createApiKeyRepo } from '#core/db/api-keys.ts';
+import { createAuditRepo } from '#core/db/audit-log.ts';
 import type { Sql } from '#core/db/client.ts';
 import { createCollectionRepo } from '#core/db/collections.ts';
 import { createDocumentRepo } from '#core/db/documents.ts';
@@ -26,6 +27,7 @@ import { createRetrievalService } from '#retrieval/retrieval.ts';
 import type { Config } from '../config.ts';
 import { createAccessService } from './access.ts';
 import { createApiKeyService } from './api-keys.ts';
+import { createAudit, createAuditService, type RequestOrigin } from './audit.ts';
 import { createChatService } from './chat.ts';
 import { createCollectionService } from './collections.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -39,11 +41,13 @@ import { createUsageService } from './usage.ts';
 import { createWebhookService } from './webhooks.ts';
 
 /** Everything a request may use, built per request around its database client. */
-export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
+export function buildServices(sql: Sql, config: Config, adapters: Adapters, origin: RequestOrigin) {
   const collections = createCollectionRepo(sql);
+  const auditLog = createAuditRepo(sql);
   const deps: ServiceDeps = {
     ...adapters,
     access: createAccessService(collections),
+    audit: createAudit(auditLog, origin),
     collections,
     documents: createDocumentRepo(sql),
     evaluations: createEvaluationRepo(sql),
@@ -77,17 +81,20 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
   const usage = createUsageRepo(sql);
   return {
     access: deps.access,
-    apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access }),
+    apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access, audit: deps.audit }),
+    audit: createAuditService({ repo: auditLog, access: deps.access }),
     webhooks: createWebhookService({
       webhooks: createWebhookRepo(sql),
       deliveries,
       access: deps.access,
+      audit: deps.audit,
       checkUrl: checkReceiver,
     }),
     collections: createCollectionService(deps),
     documents: createDocumentService({ ...deps, purge }),
     ingest: createIngestService({
       access: deps.access,
+      audit: deps.audit,
       documents: deps.documents,
       jobs: createJobRepo(sql),
       deliveries,
@@ -101,6 +108,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters) {
     }),
     sources: createSourceService({
       access: deps.access,
+      audit: deps.audit,
       sources: createSourceRepo(sql),
       runs: createRunRepo(sql),
       pages: createPageRepo(sql),

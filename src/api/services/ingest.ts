@@ -20,6 +20,7 @@ import { uploadTooLarge } from '../uploads/errors.ts';
 import type { FilePart } from '../uploads/multipart.ts';
 import { peek, sha256Passing, TooLarge } from '../uploads/streams.ts';
 import type { AccessService } from './access.ts';
+import type { Audit } from './audit.ts';
 import type { Purge } from './purge.ts';
 
 const SNIFF_BYTES = 64 * 1024;
@@ -30,6 +31,7 @@ const HELD_ELSEWHERE = (id: string) =>
 
 export interface IngestDeps {
   access: AccessService;
+  audit: Audit;
   documents: DocumentRepo;
   jobs: JobRepo;
   /** Webhook deliveries, which a job's ending (a cancellation, a duplicate) hands to the queue. */
@@ -66,7 +68,7 @@ export interface Accepted {
 }
 
 export function createIngestService(deps: IngestDeps) {
-  const { access, documents, jobs, store, purge } = deps;
+  const { access, audit, documents, jobs, store, purge } = deps;
 
   function requireQueue(): { queue: Queue; workerUrl: string } {
     if (!deps.queue || !deps.workerUrl) throw unavailable('Ingestion is disabled on this deployment');
@@ -352,6 +354,12 @@ export function createIngestService(deps: IngestDeps) {
           throw error;
         }
       }
+      await audit(
+        caller,
+        'collection.rechunked',
+        { type: 'collection', id: collection.id, collectionId: collection.id },
+        { chunk_size: chunkSize, documents: started.length },
+      );
       return started;
     },
 

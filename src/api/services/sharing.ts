@@ -32,8 +32,8 @@ const REFUSALS: Record<Exclude<JoinOutcome['outcome'], 'joined' | 'already_membe
   gone: () => notFound('Share link'),
 };
 
-export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collections' | 'shares' | 'members'>) {
-  const { access, collections, shares, members } = deps;
+export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collections' | 'shares' | 'members' | 'audit'>) {
+  const { access, collections, shares, members, audit } = deps;
   return {
     async createShare(caller: Caller, collectionId: string, options: ShareOptions): Promise<CreatedShare> {
       await access.requireOwner(caller, collectionId);
@@ -49,6 +49,13 @@ export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collect
         expiresAt,
         maxUses: options.max_uses ?? null,
       });
+      // The token is never logged, nor its prefix: the share's id names it.
+      await audit(
+        caller,
+        'share.created',
+        { type: 'share', id: row.id, collectionId: row.collection_id },
+        { permission: row.permission, expires_at: row.expires_at, max_uses: row.max_uses },
+      );
       return { ...row, share_token: token };
     },
 
@@ -62,12 +69,22 @@ export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collect
     async revoke(caller: Caller, collectionId: string, shareId: string): Promise<string> {
       await access.requireOwner(caller, collectionId);
       if (!isUuid(shareId) || !(await shares.delete(collectionId, shareId))) throw notFound('Share');
+      await audit(caller, 'share.revoked', {
+        type: 'share',
+        id: shareId.toLowerCase(),
+        collectionId: collectionId.toLowerCase(),
+      });
       return shareId;
     },
 
     async removeMember(caller: Caller, collectionId: string, memberId: string): Promise<string> {
       await access.requireOwner(caller, collectionId);
       if (!isUuid(memberId) || !(await members.remove(collectionId, memberId.toLowerCase()))) throw notFound('Member');
+      await audit(caller, 'member.removed', {
+        type: 'user',
+        id: memberId.toLowerCase(),
+        collectionId: collectionId.toLowerCase(),
+      });
       return memberId;
     },
 
@@ -81,7 +98,15 @@ export function createSharingService(deps: Pick<ServiceDeps, 'access' | 'collect
       // A member uses up nothing and is told what they hold, whatever the link's state.
       if (member_permission) return { already_member: true, permission: member_permission };
       const joined = await members.join(collection.id, share.id, caller.id);
-      if (joined.outcome === 'joined') return { collection, permission: joined.permission };
+      if (joined.outcome === 'joined') {
+        await audit(
+          caller,
+          'share.joined',
+          { type: 'share', id: share.id, collectionId: collection.id },
+          { permission: joined.permission },
+        );
+        return { collection, permission: joined.permission };
+      }
       if (joined.outcome === 'already_member') return { already_member: true, permission: joined.permission };
       throw REFUSALS[joined.outcome]();
     },

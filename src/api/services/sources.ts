@@ -12,10 +12,12 @@ import { startRun } from '#core/sources/start-run.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import type { DocumentMetadata } from '#retrieval/document-facets.ts';
 import type { AccessService } from './access.ts';
+import type { Audit } from './audit.ts';
 import type { Purge } from './purge.ts';
 
 export interface SourcesDeps {
   access: AccessService;
+  audit: Audit;
   sources: SourceRepo;
   runs: RunRepo;
   pages: PageRepo;
@@ -63,7 +65,7 @@ export interface RunView {
 const REMOVED_PER_REQUEST = 500;
 
 export function createSourceService(deps: SourcesDeps) {
-  const { access, sources, runs, pages } = deps;
+  const { access, audit, sources, runs, pages } = deps;
 
   function requireQueue(): { queue: Queue; workerUrl: string } {
     if (!deps.queue || !deps.workerUrl) throw unavailable('Ingestion is disabled on this deployment');
@@ -199,6 +201,12 @@ export function createSourceService(deps: SourcesDeps) {
         await sources.delete(source.id);
         throw error;
       }
+      await audit(
+        caller,
+        'source.created',
+        { type: 'source', id: source.id, collectionId: source.collection_id },
+        { kind: source.kind, url: source.url, schedule: source.schedule },
+      );
       const [view] = await present([source]);
       return view as NonNullable<typeof view>;
     },
@@ -254,6 +262,12 @@ export function createSourceService(deps: SourcesDeps) {
           console.error(`source ${source.id}: document ${doc.id} left for the sweep:`, error);
         }
       }
+      await audit(
+        caller,
+        'source.removed',
+        { type: 'source', id: source.id, collectionId: source.collection_id },
+        { kind: source.kind, url: source.url, documents_removed: marked.length },
+      );
       return { deleted: source.id, documents_removed: marked.length };
     },
 

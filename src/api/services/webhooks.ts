@@ -7,6 +7,7 @@ import { newWebhookSecret } from '#core/messages/webhook-signing.ts';
 import type { WebhookEvent } from '#core/messages/webhooks.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
 import type { AccessService } from './access.ts';
+import { type Audit, changes, receiverOrigin } from './audit.ts';
 
 /** Registrations per user: every job's ending fans out to each of them. */
 export const MAX_WEBHOOKS_PER_USER = 20;
@@ -15,6 +16,7 @@ export interface WebhookDeps {
   webhooks: WebhookRepo;
   deliveries: DeliveryRepo;
   access: AccessService;
+  audit: Audit;
   /** The receiver address policy (src/core/urls/receiver-policy.ts). */
   checkUrl: (url: string) => Promise<UrlVerdict>;
 }
@@ -23,7 +25,7 @@ export interface WebhookDeps {
 export type CreatedWebhook = WebhookRow & { secret: string };
 
 export function createWebhookService(deps: WebhookDeps) {
-  const { webhooks, deliveries, access } = deps;
+  const { webhooks, deliveries, access, audit } = deps;
 
   /** http(s), a public host or one of WEBHOOK_TRUSTED_ORIGINS, never an origin trusted for ingestion only; 422 with the reason otherwise. */
   async function allowedUrl(url: string): Promise<string> {
@@ -52,6 +54,11 @@ export function createWebhookService(deps: WebhookDeps) {
       }
       const secret = newWebhookSecret();
       const row = await webhooks.insert(caller.id, { url, events: [...new Set(request.events)], collectionId, secret });
+      await audit(caller, 'webhook.created', webhookTarget(row), {
+        url_origin: receiverOrigin(row.url),
+        events: row.events,
+        collection_id: row.collection_id,
+      });
       return { ...row, secret };
     },
 
@@ -60,6 +67,7 @@ export function createWebhookService(deps: WebhookDeps) {
       const secret = newWebhookSecret();
       const row = isUuid(id) ? await webhooks.replaceSecret(caller.id, id, secret) : undefined;
       if (!row) throw notFound('Webhook');
+      await audit(caller, 'webhook.secret_rotated', webhookTarget(row));
       return { ...row, secret };
     },
 
@@ -68,18 +76,26 @@ export function createWebhookService(deps: WebhookDeps) {
     async update(
       caller: Caller,
       id: string,
-      changes: { url?: string; events?: WebhookEvent[]; active?: boolean },
+      requested: { url?: string; events?: WebhookEvent[]; active?: boolean },
     ): Promise<WebhookRow> {
-      await own(caller, id);
-      const url = changes.url === undefined ? undefined : await allowedUrl(changes.url);
-      const events = changes.events && [...new Set(changes.events)];
-      const row = await webhooks.update(caller.id, id, { url, events, active: changes.active });
+      const before = await own(caller, id);
+      const url = requested.url === undefined ? undefined : await allowedUrl(requested.url);
+      const events = requested.events && [...new Set(requested.events)];
+      const row = await webhooks.update(caller.id, id, { url, events, active: requested.active });
       if (!row) throw notFound('Webhook');
+      // The address by its origin; that its path or query changed is all the log says of them.
+      const shown = (hook: WebhookRow) => ({ ...hook, url: receiverOrigin(hook.url) });
+      await audit(caller, 'webhook.updated', webhookTarget(row), {
+        ...changes(shown(before), shown(row), ['url', 'events', 'active']),
+        ...(before.url !== row.url ? { url_changed: true } : {}),
+      });
       return row;
     },
 
     async delete(caller: Caller, id: string): Promise<string> {
-      if (!isUuid(id) || !(await webhooks.delete(caller.id, id))) throw notFound('Webhook');
+      const hook = isUuid(id) ? await webhooks.findOwn(caller.id, id) : undefined;
+      if (!hook || !(await webhooks.delete(caller.id, id))) throw notFound('Webhook');
+      await audit(caller, 'webhook.deleted', webhookTarget(hook), { url_origin: receiverOrigin(hook.url), events: hook.events });
       return id;
     },
 
@@ -88,6 +104,10 @@ export function createWebhookService(deps: WebhookDeps) {
       return deliveries.list(id, page.limit, page.offset);
     },
   };
+}
+
+function webhookTarget(hook: WebhookRow) {
+  return { type: 'webhook' as const, id: hook.id, collectionId: hook.collection_id };
 }
 
 export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -20,6 +20,8 @@ export const IngestSettings = z.object({
   INGEST_MAX_DOCUMENT_CHUNKS: positiveInt(MAX_DOCUMENT_CHUNKS),
   /** A job untouched this long is picked up again by the cron sweep (sweep.ts); beyond QStash's last retry. */
   INGEST_SWEEP_AFTER_MINUTES: positiveInt(60),
+  /** Audit log entries older than this many days are removed by the cron sweep (sweep.ts). */
+  AUDIT_RETENTION_DAYS: positiveInt(365),
   /** Pages of a PDF read at most; a warning names the rest. */
   INGEST_MAX_PDF_PAGES: positiveInt(MAX_PDF_PAGES),
   /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { adaptersFor } from '#core/adapters/index.ts';
+import { createAuditRepo } from '#core/db/audit-log.ts';
 import { createPipelineDb } from '#core/db/ingest-pipeline.ts';
 import { createQuotaRepo } from '#core/db/ingest-quota.ts';
 import { createJobRepo } from '#core/db/jobs.ts';
@@ -26,7 +27,13 @@ import { syncDueSources } from './crawl/schedule.ts';
 import { recordFailedCrawl, runCrawlStep } from './crawl/step.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { recordFailedStep, runStep } from './steps.ts';
-import { sweepStaleJobs, sweepUnfinishedDeletions, sweepUnqueuedDeliveries } from './sweep.ts';
+import {
+  type AuditSweepDeps,
+  sweepAuditLog,
+  sweepStaleJobs,
+  sweepUnfinishedDeletions,
+  sweepUnqueuedDeliveries,
+} from './sweep.ts';
 import { type DeliveryDeps, deliverWebhook, giveUpDelivery } from './webhooks/deliver.ts';
 
 const StepMessage = z.discriminatedUnion('step', [
@@ -36,7 +43,7 @@ const StepMessage = z.discriminatedUnion('step', [
 const DeliveryMessage = z.object({ delivery_id: z.uuid() }) satisfies z.ZodType<WebhookMessage>;
 const CrawlStepMessage = z.object({ run_id: z.uuid(), step: z.number().int().min(1) }) satisfies z.ZodType<CrawlMessage>;
 
-type IngestDeps = PipelineDeps & CrawlDeps & DeliveryDeps & { sweeps: SweepsDb; sweepAfterMinutes: number };
+type IngestDeps = PipelineDeps & CrawlDeps & DeliveryDeps & AuditSweepDeps & { sweeps: SweepsDb; sweepAfterMinutes: number };
 
 const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMessage | CrawlMessage> = {
   loadConfig: loadIngestConfig,
@@ -57,6 +64,8 @@ const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMess
       deliveries: createDeliveryRepo(sql),
       sweeps: createSweepsDb(sql),
       sweepAfterMinutes: config.INGEST_SWEEP_AFTER_MINUTES,
+      auditLog: createAuditRepo(sql),
+      auditRetentionDays: config.AUDIT_RETENTION_DAYS,
       quota: { ...createQuotaRepo(sql), perDay: config.INGEST_DAILY_CHUNKS_PER_USER },
       usage: createUsageRepo(sql),
       workerUrl: config.INGEST_WORKER_URL,
@@ -122,7 +131,8 @@ const app = createQStashWorker(worker);
 /**
  * QStash delivers the steps, the webhook deliveries and the crawl steps of sources' syncs; the cron picks up
  * jobs whose messages were all lost, deliveries never handed to the queue, deletions left unfinished
- * (sweep.ts), and starts the scheduled syncs that are due (crawl/schedule.ts).
+ * (sweep.ts), and starts the scheduled syncs that are due (crawl/schedule.ts); it removes audit log entries past
+ * their retention (AUDIT_RETENTION_DAYS).
  */
 export default {
   fetch: app.fetch,
@@ -131,5 +141,6 @@ export default {
     ...(await sweepUnqueuedDeliveries(deps)),
     ...(await sweepUnfinishedDeletions(deps, deps.sweepAfterMinutes)),
     ...(await syncDueSources(deps)),
+    ...(await sweepAuditLog(deps)),
   })),
 };

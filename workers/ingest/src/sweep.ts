@@ -1,3 +1,4 @@
+import type { AuditRepo } from '#core/db/audit-log.ts';
 import type { SweepsDb } from '#core/db/sweeps.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { queueDeliveries } from '#core/messages/webhooks.ts';
@@ -71,4 +72,24 @@ export async function sweepUnqueuedDeliveries(deps: PipelineDeps) {
   await queueDeliveries(deps, ids);
   if (ids.length > 0) deps.log.info('sweep_deliveries', { queued: ids.length });
   return { deliveries: ids.length };
+}
+
+export interface AuditSweepDeps {
+  auditLog: Pick<AuditRepo, 'removeOlderThan'>;
+  auditRetentionDays: number;
+}
+
+/** Entries removed per statement, and statements per sweep: a backlog (a shorter retention set) goes over a few sweeps. */
+const AUDIT_BATCH = 1000;
+const AUDIT_BATCHES_PER_SWEEP = 20;
+
+/** The audit log's retention: entries older than AUDIT_RETENTION_DAYS go. Nothing else ever deletes one. */
+export async function sweepAuditLog(deps: AuditSweepDeps) {
+  let removed = 0;
+  for (let batch = 0; batch < AUDIT_BATCHES_PER_SWEEP; batch++) {
+    const count = await deps.auditLog.removeOlderThan(deps.auditRetentionDays, AUDIT_BATCH);
+    removed += count;
+    if (count < AUDIT_BATCH) break;
+  }
+  return { audit_entries_removed: removed };
 }
