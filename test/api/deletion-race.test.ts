@@ -359,6 +359,7 @@ describe('a collection deleted while an embed step upserts into its namespace (t
       queue: adapters.queue,
       workerUrl: stack.ingestUrl,
       checkUrl: () => Promise.reject(new Error('not used')),
+      log: createLogger({ worker: 'api', request_id: 'deletion-race' }),
     });
     const bytes = new TextEncoder().encode('The late ledger: entries that arrived as the collection went.\n');
     const uploading = ingest.uploadFile(callerOf(user), collectionId, async () => ({

@@ -24,7 +24,7 @@ export const provideServices = createMiddleware<AppEnv>(async (c, next) => {
   const pending: Promise<unknown>[] = [];
   // The request's id and the client's address, for the audit log's entries (CF-Connecting-IP: see client-address.ts).
   const origin = { requestId: c.var.requestId, clientAddress: c.req.header('CF-Connecting-IP')?.trim().slice(0, 64) || null };
-  c.set('services', buildServices(sql, config, requestAdapters(config, c.var.requestId), origin));
+  c.set('services', buildServices(sql, config, requestAdapters(config, c.var.requestId), origin, c.var.log));
   c.set('background', (work) => {
     pending.push(work);
     c.executionCtx.waitUntil(work);

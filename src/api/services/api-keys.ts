@@ -3,6 +3,7 @@ import type { ApiKeyRepo, ApiKeyRow, Scope } from '#core/db/api-keys.ts';
 import { isUuid } from '#core/db/client.ts';
 import { conflict, DomainError, invalid, notFound } from '#core/errors.ts';
 import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';
+import type { Logger } from '#core/log.ts';
 import { randomToken, sha256Hex } from '#core/secrets.ts';
 import type { AccessService } from './access.ts';
 import type { Audit } from './audit.ts';
@@ -24,8 +25,8 @@ export interface NewKeyRequest {
 /** The key itself is in this answer only: the service keeps its SHA-256. */
 export type CreatedKey = ApiKeyRow & { key: string };
 
-export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessService; audit: Audit }) {
-  const { keys, access, audit } = deps;
+export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessService; audit: Audit; log: Logger }) {
+  const { keys, access, audit, log } = deps;
   return {
     /**
      * A key may be restricted to a collection its owner may use now; it can never give more than the owner
@@ -82,7 +83,11 @@ export function createApiKeyService(deps: { keys: ApiKeyRepo; access: AccessServ
       if (found.revoked) throw new DomainError('api_key_revoked', 'API key revoked');
       if (found.expired) throw new DomainError('api_key_expired', 'API key expired');
       if (found.stale_use) {
-        background(keys.markUsed(found.id).catch((error: unknown) => console.error(`key ${found.id}: last_used_at:`, error)));
+        background(
+          keys
+            .markUsed(found.id)
+            .catch((error: unknown) => log.error('key_last_used_not_written', error, { api_key_id: found.id })),
+        );
       }
       return {
         id: found.user_id,

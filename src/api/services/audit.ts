@@ -1,5 +1,6 @@
 import type { Caller } from '#core/caller.ts';
 import type { AuditRepo, AuditRow } from '#core/db/audit-log.ts';
+import type { Logger } from '#core/log.ts';
 import type { AccessService } from './access.ts';
 
 /** Every action the audit log records, as `<target>.<what happened>`. */
@@ -52,7 +53,7 @@ export type Audit = (caller: Caller, action: AuditAction, target: AuditTarget, d
  * runs, so a failed write does not fail the request (a client told 500 would repeat a creation that
  * succeeded); it is logged with everything but the diff, for an operator to see the gap.
  */
-export function createAudit(repo: AuditRepo, origin: RequestOrigin): Audit {
+export function createAudit(repo: AuditRepo, origin: RequestOrigin, log: Logger): Audit {
   return async (caller, action, target, diff = {}) => {
     const entry = {
       actor_id: caller.id,
@@ -68,8 +69,13 @@ export function createAudit(repo: AuditRepo, origin: RequestOrigin): Audit {
     try {
       await repo.insert(entry);
     } catch (error) {
-      const { diff: _left, ...named } = entry;
-      console.error(`[${origin.requestId}] audit entry not written:`, JSON.stringify(named), error);
+      log.error('audit_entry_not_written', error, {
+        action: entry.action,
+        actor_id: entry.actor_id,
+        api_key_id: entry.api_key_id,
+        target_type: entry.target_type,
+        target_id: entry.target_id,
+      });
     }
   };
 }

@@ -18,6 +18,7 @@ import { createSourceRepo } from '#core/db/sources.ts';
 import { createUsageRepo } from '#core/db/usage.ts';
 import { createDeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { createWebhookRepo } from '#core/db/webhooks.ts';
+import type { Logger } from '#core/log.ts';
 import { checkUrl as checkUrlPolicy, createResolver, DnsError } from '#core/urls/dns.ts';
 import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import { createAnswerService } from '#retrieval/answer.ts';
@@ -41,13 +42,13 @@ import { createUsageService } from './usage.ts';
 import { createWebhookService } from './webhooks.ts';
 
 /** Everything a request may use, built per request around its database client. */
-export function buildServices(sql: Sql, config: Config, adapters: Adapters, origin: RequestOrigin) {
+export function buildServices(sql: Sql, config: Config, adapters: Adapters, origin: RequestOrigin, log: Logger) {
   const collections = createCollectionRepo(sql);
   const auditLog = createAuditRepo(sql);
   const deps: ServiceDeps = {
     ...adapters,
     access: createAccessService(collections),
-    audit: createAudit(auditLog, origin),
+    audit: createAudit(auditLog, origin, log),
     collections,
     documents: createDocumentRepo(sql),
     evaluations: createEvaluationRepo(sql),
@@ -81,7 +82,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
   const usage = createUsageRepo(sql);
   return {
     access: deps.access,
-    apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access, audit: deps.audit }),
+    apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access, audit: deps.audit, log }),
     audit: createAuditService({ repo: auditLog, access: deps.access }),
     webhooks: createWebhookService({
       webhooks: createWebhookRepo(sql),
@@ -105,6 +106,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
       queue: adapters.queue,
       workerUrl: config.INGEST_WORKER_URL ?? null,
       checkUrl,
+      log,
     }),
     sources: createSourceService({
       access: deps.access,
@@ -119,6 +121,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
       queue: adapters.queue,
       workerUrl: config.INGEST_WORKER_URL ?? null,
       checkUrl,
+      log,
     }),
     retrieval,
     answer: createAnswerService({

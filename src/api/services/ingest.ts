@@ -10,6 +10,7 @@ import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import { detectUploadType } from '#core/documents/detect-type.ts';
 import { conflict, DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
 import { quotaRefusal, secondsUntilQuotaResets } from '#core/ingest-quota.ts';
+import type { Logger } from '#core/log.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
@@ -46,6 +47,7 @@ export interface IngestDeps {
   queue: Queue | null;
   workerUrl: string | null;
   checkUrl: (url: string) => Promise<UrlVerdict>;
+  log: Logger;
 }
 
 /** Where a document goes: a collection or the personal space, its chunk size, and the document it replaces. */
@@ -112,7 +114,7 @@ export function createIngestService(deps: IngestDeps) {
     if (!ending.ended || !deps.queue || !deps.workerUrl) return;
     const queue = { queue: deps.queue, workerUrl: deps.workerUrl, deliveries: deps.deliveries };
     await queueDeliveries(queue, ending.deliveries).catch((error: unknown) =>
-      console.error('webhook deliveries left for the sweep to queue:', error),
+      deps.log.error('webhook_deliveries_not_queued', error, { left_for: 'sweep' }),
     );
   }
 

@@ -7,6 +7,7 @@ import type { RunRepo, RunRow } from '#core/db/source-runs.ts';
 import type { SourceChanges, SourceKind, SourceRepo, SourceRow, SourceSchedule } from '#core/db/sources.ts';
 import { conflict, DomainError, forbidden, invalid, notFound, unavailable } from '#core/errors.ts';
 import { quotaRefusal, secondsUntilQuotaResets } from '#core/ingest-quota.ts';
+import type { Logger } from '#core/log.ts';
 import { DEFAULT_SITE_DEPTH, DEFAULT_SITE_PAGES } from '#core/sources/limits.ts';
 import { startRun } from '#core/sources/start-run.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
@@ -30,6 +31,7 @@ export interface SourcesDeps {
   queue: Queue | null;
   workerUrl: string | null;
   checkUrl: (url: string) => Promise<UrlVerdict>;
+  log: Logger;
 }
 
 export interface NewSourceInput {
@@ -259,7 +261,11 @@ export function createSourceService(deps: SourcesDeps) {
         try {
           await deps.purge(doc);
         } catch (error) {
-          console.error(`source ${source.id}: document ${doc.id} left for the sweep:`, error);
+          deps.log.error('source_document_removal_failed', error, {
+            source_id: source.id,
+            document_id: doc.id,
+            left_for: 'sweep',
+          });
         }
       }
       await audit(

@@ -12,10 +12,15 @@ import { JOB_MESSAGES, messageIfLast, sortFailure } from './pipeline/job-message
  * QStash retry. A document that cannot be ingested (ParseError) or a URL that is refused
  * fails its job at once; a DNS outage is retried like any other passing failure.
  */
-export async function runStep(deps: PipelineDeps, message: IngestMessage, attempt: Attempt): Promise<void> {
-  const job = await deps.db.job(message.job_id);
+export async function runStep(delivery: PipelineDeps, message: IngestMessage, attempt: Attempt): Promise<void> {
+  const job = await delivery.db.job(message.job_id);
   // Gone (collection or user deleted): nothing to do. Ended: only what follows an ending, if it did not happen.
   if (!job) return;
+  // Every line the step logs names whose document it is, and where.
+  const deps = {
+    ...delivery,
+    log: delivery.log.with({ user_id: job.user_id, collection_id: job.document?.collection_id ?? null }),
+  };
   if (TERMINAL.includes(job.status)) return settleEnded(deps, job);
   const document = job.document;
   if (!document) return failJob(deps, job.id, null, JOB_MESSAGES.deleted);
