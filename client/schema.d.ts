@@ -1136,8 +1136,9 @@ export interface paths {
      *     (`group_by`, default `model`), over `since`…`until` (both included; default the last 30 days; at most 366).
      *     Recorded where it happens, from each provider's own report: every answer's input and output tokens (the stream's
      *     usage), the question's embedding (and a search's), the reranker's calls and passages, an upload's embeddings and
-     *     image descriptions, and the scoring's judge (or embedding) calls. An upload's and a scoring's rows carry their
-     *     user and collection; an answer's its API key and request id too.
+     *     image descriptions, and the scoring's judge (or embedding) calls. Every row carries its user, collection and
+     *     request id (an upload's: the request that queued it; a scoring's: its answer's); an answer's and a search's also
+     *     the API key they were made with.
      *
      *     - Without `collection_id`: the caller's own usage; an administrator's call reads everyone's.
      *     - With `collection_id`: everything spent in that collection, by every participant: its owner (and an administrator)

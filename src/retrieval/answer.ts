@@ -6,6 +6,7 @@ import type { ExchangeRepo } from '#core/db/exchanges.ts';
 import type { SessionRepo } from '#core/db/sessions.ts';
 import type { UsageRepo } from '#core/db/usage.ts';
 import { notFound } from '#core/errors.ts';
+import type { Logger } from '#core/log.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
 import { type AnswerPrompt, buildAnswerPrompt } from './answer-prompt.ts';
 import { HISTORY_TURNS, type HistoryMessage, historyMessages, turnsOf } from './conversation.ts';
@@ -50,8 +51,6 @@ export interface AnswerStream extends AsyncIterable<AnswerEvent> {
 
 interface Outcome {
   answer: string;
-  /** The answer's own usage report, when the provider's stream sent one. */
-  usage: ModelUsage[];
   generationMs: number;
   timeToFirstTokenMs: number | null;
 }
@@ -86,7 +85,12 @@ export function createAnswerService(deps: {
     prompt: AnswerPrompt & { history: HistoryMessage[] },
     found: Retrieval,
     signal: AbortSignal,
-    answer: { evaluationId: string; record: (outcome: Outcome) => Promise<void> },
+    answer: {
+      evaluationId: string;
+      record: (outcome: Outcome) => Promise<void>;
+      /** Never rejects: a failure is logged. */
+      recordUsage: (usage: ModelUsage[]) => Promise<void>;
+    },
   ): AnswerStream {
     let settle!: (recording: Promise<void>) => void;
     const recorded = new Promise<void>((resolve) => (settle = resolve));
@@ -124,7 +128,7 @@ export function createAnswerService(deps: {
         if (!failed) {
           // Recorded before `done`, so that the answer `done` names can be rated at once. A failure is the
           // route's to log (through `recorded`); the answer itself stands.
-          const saved = await recordOnce({ answer: text, usage, generationMs, timeToFirstTokenMs: firstToken }).then(
+          const saved = await recordOnce({ answer: text, generationMs, timeToFirstTokenMs: firstToken }).then(
             () => true,
             () => false,
           );
@@ -136,14 +140,14 @@ export function createAnswerService(deps: {
           };
         }
       } finally {
-        settle(
-          recordOnce({
-            answer: text,
-            usage,
-            generationMs: generationMs ?? performance.now() - started,
-            timeToFirstTokenMs: firstToken,
-          }),
-        );
+        const exchange = recordOnce({
+          answer: text,
+          generationMs: generationMs ?? performance.now() - started,
+          timeToFirstTokenMs: firstToken,
+        });
+        // The usage is written after `done` has gone out, so that it adds nothing to the client's wait
+        // (docs/benchmarks.md, "Usage recording"); `recorded` waits for it.
+        settle(Promise.all([exchange, answer.recordUsage(usage)]).then(() => undefined));
       }
     }
 
@@ -155,11 +159,7 @@ export function createAnswerService(deps: {
      * Everything that can refuse the question (the collection, the session, retrieval)
      * runs before this returns; the answer then streams as the contract's events.
      */
-    async ask(
-      caller: Caller,
-      input: AskInput,
-      options: { signal: AbortSignal; requestId: string | null },
-    ): Promise<AnswerStream> {
+    async ask(caller: Caller, input: AskInput, options: { signal: AbortSignal; log: Logger }): Promise<AnswerStream> {
       const startedAt = performance.now();
       // The collection's own rules first, so a stranger gets 403 whatever the session id.
       const scope = await retrieval.scope(caller, input.collectionIds);
@@ -180,23 +180,23 @@ export function createAnswerService(deps: {
 
       const evaluationId = crypto.randomUUID();
       const recorded = recordedScope(scope, session?.home);
+      // The question's embedding and reranking, and the answer's tokens. A failure is logged and leaves the
+      // answer and its record standing.
+      const recordUsage = async (answerUsage: ModelUsage[]) => {
+        if (!deps.usage) return;
+        const context = {
+          userId: caller.id,
+          apiKeyId: caller.key?.id ?? null,
+          collectionId: recorded.collectionId,
+          requestId: options.log.requestId,
+          evaluationId,
+          purpose: 'query' as const,
+        };
+        await deps.usage
+          .record(context, [...found.usage, ...answerUsage])
+          .catch((error: unknown) => options.log.error('usage_not_recorded', error, { user_id: caller.id }));
+      };
       const record = async (outcome: Outcome) => {
-        // The question's embedding and reranking, and the answer's tokens, beside the exchange: the judge's
-        // usage (scoring) is filed under this answer's row, so it is written before scoring is queued. Its
-        // failure is logged and leaves the answer and its record standing.
-        const usageRecorded = deps.usage
-          ?.record(
-            {
-              userId: caller.id,
-              apiKeyId: caller.key?.id ?? null,
-              collectionId: recorded.collectionId,
-              requestId: options.requestId,
-              evaluationId,
-              purpose: 'query',
-            },
-            [...found.usage, ...outcome.usage],
-          )
-          .catch((error: unknown) => console.error(`[${options.requestId}] recording usage failed:`, error));
         await exchanges.record({
           id: evaluationId,
           ...recorded,
@@ -215,10 +215,13 @@ export function createAnswerService(deps: {
           retrievalStrategy: found.strategy,
           topK: found.topK,
         });
-        await usageRecorded;
         if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
       };
-      return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, { evaluationId, record });
+      return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, {
+        evaluationId,
+        record,
+        recordUsage,
+      });
     },
   };
 }

@@ -155,6 +155,8 @@ describe('usage recorded where it happens', () => {
     expect(embedded).toMatchObject({ user_id: owner.id, collection_id: collectionId, model: stack.apiVars.EMBEDDING_MODEL });
     expect(embedded.input_tokens).toBeGreaterThan(10);
     expect(embedded.characters).toBe(0);
+    // The request that queued the upload, carried through its steps.
+    expect(embedded.request_id).toMatch(/^[\w-]{8,}$/);
   });
 
   it('an answer: its input and output tokens as the model server reported them, with the key, collection and request', async () => {
@@ -175,7 +177,11 @@ describe('usage recorded where it happens', () => {
     expect(reported.prompt_tokens).toBeGreaterThan(0);
     expect(reported.completion_tokens).toBeGreaterThan(0);
 
-    const events = await eventsWhere('request_id', asked.requestId);
+    // Written once `done` has gone out: not in the client's wait.
+    const events = await until(async () => {
+      const rows = await eventsWhere('request_id', asked.requestId);
+      return rows.some((e) => e.kind === 'answer') ? rows : undefined;
+    });
     const answer = events.find((e) => e.kind === 'answer');
     expect(answer).toMatchObject({
       user_id: owner.id,
@@ -303,6 +309,8 @@ describe('a daily token cap', () => {
     const user = await signUp('usage-capped');
     const first = await ask(capped.url, { Authorization: `Bearer ${user.token}` }, { question: 'Who kept the light?' });
     expect(first.status).toBe(200);
+    // The answer's usage is written just after its `done`.
+    await until(async () => ((await eventsWhere('request_id', first.requestId)).length > 0 ? true : undefined));
     const second = await ask(capped.url, { Authorization: `Bearer ${user.token}` }, { question: 'Who kept the light?' });
     expect(second.status).toBe(429);
     const refusal = JSON.parse(second.text) as { code: string; detail: string };

@@ -83,7 +83,7 @@ export function registerQueryRoutes(app: App) {
         rerank: body.rerank,
         filter: body.filter && checkedFilter(body.filter),
       },
-      { signal: gone.signal, requestId: c.var.requestId },
+      { signal: gone.signal, log: c.var.log },
     );
     // The events outlive this handler; the database must stay open until they end and the exchange is recorded.
     c.var.background(
@@ -123,7 +123,7 @@ export function registerQueryRoutes(app: App) {
     c.var.background(
       c.var.services.usage
         .recordSearch(c.var.caller, { collectionId: collectionIds[0] ?? null, requestId: c.var.requestId }, found.usage)
-        .catch((error: unknown) => console.error(`[${c.var.requestId}] recording usage failed:`, error)),
+        .catch((error: unknown) => c.var.log.error('usage_not_recorded', error, { user_id: c.var.caller.id })),
     );
     return c.json(retrievalJson(found), 200);
   });

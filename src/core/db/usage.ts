@@ -79,15 +79,17 @@ export function createUsageRepo(sql: Sql) {
     },
 
     /**
-     * A scored answer's judge calls, under the answer's own user and collection (its record), and its key
-     * and request where the answer's usage recorded them: scoring knows only the evaluation.
+     * A scored answer's judge calls, under the answer's own user and collection (its record), the request id
+     * its scoring message carried (the answer's), else the answer's usage row's, and that row's API key:
+     * scoring knows only the evaluation. The answer's usage is written after its `done`, so a scoring that
+     * outran it would lack the key (never seen: a QStash delivery takes longer than one insert).
      */
-    async recordForEvaluation(evaluationId: string, usages: readonly ModelUsage[]): Promise<void> {
+    async recordForEvaluation(evaluationId: string, usages: readonly ModelUsage[], requestId: string | null): Promise<void> {
       for (const u of merged(usages)) {
         await sql`
           insert into usage_events (user_id, api_key_id, collection_id, request_id, evaluation_id, purpose, kind,
                                     model, calls, input_tokens, output_tokens, characters, documents)
-          select e.user_id, asked.api_key_id, e.collection_id, asked.request_id, e.id, 'scoring', ${u.kind},
+          select e.user_id, asked.api_key_id, e.collection_id, coalesce(${requestId}, asked.request_id), e.id, 'scoring', ${u.kind},
                  ${u.model}, ${u.calls}, ${Math.round(u.inputTokens)}, ${Math.round(u.outputTokens)}, ${u.characters},
                  ${u.documents}
             from evaluations e

@@ -3,6 +3,7 @@ import type { ModelUsage } from '#core/adapters/models.ts';
 import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
 import type { UsageRepo } from '#core/db/usage.ts';
 import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
+import type { Logger } from '#core/log.ts';
 import type { Scorer } from './choose-scorer.ts';
 
 export interface ScoringDeps {
@@ -10,6 +11,8 @@ export interface ScoringDeps {
   scorer: Scorer;
   /** Where the scoring's model usage is recorded, under the answer's user and collection; unset: not recorded. */
   usage?: Pick<UsageRepo, 'recordForEvaluation'>;
+  /** This delivery's logger; unset (unit tests): failures to record usage go unlogged. */
+  log?: Logger;
 }
 
 export type Outcome = 'scored' | 'skipped' | 'failed';
@@ -49,8 +52,8 @@ export async function scoreEvaluation(deps: ScoringDeps, id: string): Promise<Ou
   // Recorded once the scores are kept, so that a redelivery that scores again is not counted twice; an
   // attempt that failed is not recorded at all. Its failure is logged: the scores stand.
   await deps.usage
-    ?.recordForEvaluation(id, usage)
-    .catch((error: unknown) => console.error(`recording the scoring's usage for ${id} failed:`, error));
+    ?.recordForEvaluation(id, usage, deps.log?.requestId ?? null)
+    .catch((error: unknown) => deps.log?.error('usage_not_recorded', error, { evaluation_id: id }));
   return 'scored';
 }
 

@@ -1,5 +1,4 @@
 import type { ModelUsage } from '#core/adapters/models.ts';
-import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { ChunkRow, PipelineJob } from '#core/db/ingest-pipeline.ts';
 import { namespaceFor } from '#core/namespaces.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
@@ -81,13 +80,14 @@ async function recordUsage(deps: PipelineDeps, job: EmbeddedJob, usage: ModelUsa
     userId: job.user_id,
     apiKeyId: null,
     collectionId: job.document.collection_id,
-    requestId: null,
+    // The request that queued the job (its upload, URL, sync or re-chunk), carried in every step's message.
+    requestId: deps.log.requestId,
     jobId: job.id,
     purpose: 'ingest' as const,
   };
   // Not worth failing the batch for (its vectors are what matters): logged instead.
   await deps.usage.record(context, usage).catch((error: unknown) => {
-    console.error(`job ${job.id}: recording usage failed: ${describeCause(error)}`);
+    deps.log.error('usage_not_recorded', error, { job_id: job.id });
   });
 }
 
