@@ -75,6 +75,7 @@ describe('secrets and plain variables', () => {
       'QSTASH_CURRENT_SIGNING_KEY',
       'QSTASH_NEXT_SIGNING_KEY',
       'QSTASH_TOKEN',
+      'READY_TOKEN',
       'RERANK_API_KEY',
       'SUPABASE_ANON_KEY',
       'SUPABASE_SERVICE_ROLE_KEY',
