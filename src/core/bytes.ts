@@ -18,3 +18,12 @@ export function indexOfBytes(haystack: Uint8Array, needle: ArrayLike<number>, fr
   }
   return -1;
 }
+
+/** Base64 text decoded as UTF-8; '' when it is not base64 (a QStash failure callback's bodies come so). */
+export function decodeBase64Text(value: string): string {
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return '';
+  }
+}

@@ -1,4 +1,5 @@
 import type { Queue } from '../adapters/queue.ts';
+import { decodeBase64Text } from '../bytes.ts';
 
 /**
  * Every QStash message may carry the id of the request that caused it, so that an upload's steps, its
@@ -20,14 +21,14 @@ export function requestIdOf(body: string): string | undefined {
   const parsed = parseObject(body);
   const own = parsed?.request_id;
   if (typeof own === 'string' && REQUEST_ID.test(own)) return own;
-  if (typeof parsed?.sourceBody === 'string') return requestIdOf(decodeBase64(parsed.sourceBody));
+  if (typeof parsed?.sourceBody === 'string') return requestIdOf(decodeBase64Text(parsed.sourceBody));
   return undefined;
 }
 
 /** The ids a message names, for its log lines: its job, run, evaluation or delivery. */
 export function messageIds(body: string): Record<string, string> {
   let parsed = parseObject(body);
-  if (typeof parsed?.sourceBody === 'string') parsed = parseObject(decodeBase64(parsed.sourceBody));
+  if (typeof parsed?.sourceBody === 'string') parsed = parseObject(decodeBase64Text(parsed.sourceBody));
   const ids: Record<string, string> = {};
   for (const field of ['job_id', 'run_id', 'evaluation_id', 'delivery_id']) {
     const value = parsed?.[field];
@@ -57,13 +58,5 @@ function parseObject(text: string): Record<string, unknown> | undefined {
     return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function decodeBase64(value: string): string {
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
-  } catch {
-    return '';
   }
 }

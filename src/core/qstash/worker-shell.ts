@@ -2,6 +2,7 @@ import { Receiver } from '@upstash/qstash';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { readCapped } from '../bodies.ts';
+import { decodeBase64Text } from '../bytes.ts';
 import { connect, type Sql } from '../db/client.ts';
 import { DomainError } from '../errors.ts';
 import { MAX_QSTASH_BODY_BYTES } from '../limits.ts';
@@ -155,11 +156,11 @@ export function createQStashWorker<C extends WorkerSettings, D, M>(worker: QStas
   const failures = worker.failures;
   app.post(failures.path, async (c) => {
     const callback = parseMessage(FailureCallback, c.var.body);
-    const message = callback && parseMessage(failures.message, decodeBase64(callback.sourceBody));
+    const message = callback && parseMessage(failures.message, decodeBase64Text(callback.sourceBody));
     if (!message) return c.json({ detail: failures.refusal }, 400);
     const ending: Ending = {
       attempts: callback.retried === undefined ? undefined : callback.retried + 1,
-      lastFailure: callback.body ? parseMessage(RetryAnswer, decodeBase64(callback.body))?.final_message : undefined,
+      lastFailure: callback.body ? parseMessage(RetryAnswer, decodeBase64Text(callback.body))?.final_message : undefined,
     };
     return withDeps(c, (deps) => failures.handle(deps, message, ending));
   });
@@ -224,14 +225,6 @@ function parseMessage<T>(schema: z.ZodType<T>, text: string): T | undefined {
     return result.success ? result.data : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function decodeBase64(value: string): string {
-  try {
-    return new TextDecoder().decode(Uint8Array.from(atob(value), (ch) => ch.charCodeAt(0)));
-  } catch {
-    return '';
   }
 }
 
