@@ -1137,8 +1137,10 @@ export interface paths {
      *     Recorded where it happens, from each provider's own report: every answer's input and output tokens (the stream's
      *     usage), the question's embedding (and a search's), the reranker's calls and passages, an upload's embeddings and
      *     image descriptions, and the scoring's judge (or embedding) calls. Every row carries its user, collection and
-     *     request id (an upload's: the request that queued it; a scoring's: its answer's); an answer's and a search's also
-     *     the API key they were made with.
+     *     request id (an upload's: the request that queued it; a scoring's: its answer's), and the API key it was made with,
+     *     if any: an answer's and a search's key, a scoring's its answer's, and an ingested document's the key of the
+     *     upload, URL, new version or re-chunk that queued it (a source's sync: its owner's key that started it; a
+     *     scheduled sync has none).
      *
      *     - Without `collection_id`: the caller's own usage; an administrator's call reads everyone's.
      *     - With `collection_id`: everything spent in that collection, by every participant: its owner (and an administrator)
@@ -1186,6 +1188,103 @@ export interface paths {
     get: operations['listAuditEntries'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/overview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The deployment at a glance
+     * @description Accounts, collections and documents; ingestion jobs queued, under way, stuck and failed in the last day; and
+     *     the size of QStash's dead-letter queue (null when it could not be read within 2 s). For administrators (a bearer token whose `app_metadata.is_admin` is true): anyone else gets 403, whatever they own.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    get: operations['getAdminOverview'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/users': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Users and their usage
+     * @description Every account with the collections and documents it owns and its model usage over `since`…`until`
+     *     (as `GET /usage` counts it, priced with MODEL_PRICES when set); most tokens first, then newest. For administrators (a bearer token whose `app_metadata.is_admin` is true): anyone else gets 403, whatever they own.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    get: operations['listAdminUsers'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Stuck or failed ingestion jobs, of every user
+     * @description `state=stuck`: jobs queued or processing and untouched for 15 minutes (their steps take seconds; the
+     *     messages were lost or are in the dead-letter queue), oldest first. The cron sweep retries these on its own after
+     *     INGEST_SWEEP_AFTER_MINUTES. `state=failed`: failed jobs, newest first, with their error. Each says whether it can be
+     *     retried. For administrators (a bearer token whose `app_metadata.is_admin` is true): anyone else gets 403, whatever they own.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    get: operations['listAdminJobs'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/jobs/{id}/retry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Retry a stuck or failed job
+     * @description A stuck job's first step is queued again (`retried: requeued`, the same job): every step is idempotent,
+     *     so it goes on from what is done, as the cron sweep would later. A failed job from a URL is ingested again as a new job
+     *     of its owner, with their access and daily quota (`retried: reingested`). A failed upload cannot be retried (its
+     *     original was removed when it failed), nor can a job that is neither stuck nor failed: 409. Audited as `job.retried`.
+     *     For administrators (a bearer token whose `app_metadata.is_admin` is true): anyone else gets 403, whatever they own.
+     *
+     *     **Credentials:** a bearer token only; an API key gets 403.
+     */
+    post: operations['retryAdminJob'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2768,7 +2867,7 @@ export interface components {
        * @description What the action was done to; `user` for a member removed
        * @enum {string}
        */
-      target_type: 'api_key' | 'share' | 'user' | 'collection' | 'webhook' | 'source' | 'document';
+      target_type: 'api_key' | 'share' | 'user' | 'collection' | 'webhook' | 'source' | 'document' | 'job';
       target_id: string;
       /**
        * Format: uuid
@@ -2799,7 +2898,122 @@ export interface components {
       | 'webhook.secret_rotated'
       | 'source.created'
       | 'source.removed'
-      | 'document.deleted';
+      | 'document.deleted'
+      | 'job.retried';
+    AdminOverview: {
+      /** @description Accounts, anonymous ones included */
+      users: number;
+      /** @description Collections (not being deleted) */
+      collections: number;
+      /** @description Documents in every collection and personal space (not being deleted) */
+      documents: number;
+      jobs: {
+        /** @description Ingestion jobs waiting for their first step */
+        queued: number;
+        /** @description Ingestion jobs under way */
+        processing: number;
+        /** @description Jobs unfinished and untouched for `stuck_after_minutes`: their messages were lost */
+        stuck: number;
+        /** @description Jobs that failed in the last 24 hours */
+        failed_last_24h: number;
+      };
+      /** @description Null when QStash could not be read (or no QSTASH_TOKEN is set); `GET /ready` says why */
+      dead_letters: {
+        /** @description Messages in QStash’s dead-letter queue: they failed every retry */
+        count: number;
+        /** @description True when the queue holds more than `count` (it is counted 1,000 at most) */
+        more: boolean;
+      } | null;
+      /** @description How long an unfinished job must be untouched to count as stuck */
+      stuck_after_minutes: number;
+    };
+    AdminUser: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      id: string;
+      email: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      last_sign_in_at: string | null;
+      is_admin: boolean;
+      /** @description Collections they own */
+      collections: number;
+      /** @description Documents they added */
+      documents: number;
+      /** @description Model calls in the window */
+      calls: number;
+      /** @description Tokens sent in the window */
+      input_tokens: number;
+      /** @description Tokens generated in the window */
+      output_tokens: number;
+      /** @description From MODEL_PRICES; null without one, or a model without a price */
+      cost_usd: number | null;
+    };
+    AdminJob: {
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      job_id: string;
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      user_id: string;
+      user_email: string | null;
+      /**
+       * Format: uuid
+       * @description Null: the user’s personal space
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      collection_id: string | null;
+      collection_name: string | null;
+      /**
+       * Format: uuid
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      document_id: string | null;
+      /** @description The file’s name or the page’s URL */
+      source: string;
+      /** @enum {string} */
+      status: 'queued' | 'processing' | 'succeeded' | 'partial' | 'failed';
+      error_message: string | null;
+      chunks_processed: number;
+      chunks_total: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T22:33:00.000Z
+       */
+      updated_at: string;
+      retryable: boolean;
+      /** @description Why it cannot be retried; null when it can */
+      retry_note: string | null;
+    };
+    AdminRetry: {
+      /**
+       * Format: uuid
+       * @description The job to watch: the same job when requeued, a new one when reingested
+       * @example 3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f
+       */
+      job_id: string;
+      status: string;
+      /** @enum {string} */
+      retried: 'requeued' | 'reingested';
+    };
   };
   responses: never;
   parameters: never;
@@ -7854,6 +8068,339 @@ export interface operations {
       };
       /** @description The resource does not exist, or is not visible to the caller. */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getAdminOverview: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Counts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminOverview'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listAdminUsers: {
+    parameters: {
+      query?: {
+        /** @description The usage window’s first day (UTC), included; default 29 days before `until`. */
+        since?: string;
+        /** @description The usage window’s last day (UTC), included; default today. */
+        until?: string;
+        /** @description Page size, 1–200 (default 50) */
+        limit?: number;
+        /** @description Items to skip, ≥ 0 */
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Users */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminUser'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listAdminJobs: {
+    parameters: {
+      query: {
+        /** @description `stuck` (oldest first) or `failed` (newest first) */
+        state: 'stuck' | 'failed';
+        /** @description Page size, 1–200 (default 50) */
+        limit?: number;
+        /** @description Items to skip, ≥ 0 */
+        offset?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Jobs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminJob'][];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request failed validation; `detail` lists each problem. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Too many requests (`rate_limited`; see the `RateLimit` headers), counted per user whichever token or key carries them; too many refused credentials from the client’s address (`rate_limited`, every credential from it until a try is back); or the daily ingestion quota is used up (`quota_exceeded`). `Retry-After` gives the seconds to wait. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unexpected failure, or the service is misconfigured. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (identity provider, queue) is unavailable. */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  retryAdminJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Job id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Retried */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminRetry'];
+        };
+      };
+      /** @description Missing, malformed, invalid or expired credentials. A bearer token: `Not authenticated` (`unauthenticated`), `Invalid token` (`invalid_token`), `Token expired` (`token_expired`). An API key: `Invalid API key` (`invalid_api_key`), `API key revoked` (`api_key_revoked`), `API key expired` (`api_key_expired`). Both at once: `Send either a bearer token or an API key, not both` (`ambiguous_credentials`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authenticated, but not allowed: not the owner, not a member, needs admin, or needs ingest permission; or an API key without the scope the operation needs, restricted to another collection, or used where only a bearer token may be; or a token from an anonymous sign-in, which the deployment does not admit. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The resource does not exist, or is not visible to the caller. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request conflicts with the resource’s state (a job that has already ended, a document being replaced). */
+      409: {
         headers: {
           [name: string]: unknown;
         };

@@ -9,6 +9,7 @@ import { crossOrigin } from './middleware/cross-origin.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestLog } from './middleware/request-log.ts';
 import { provideServices } from './middleware/services.ts';
+import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerCollectionRoutes } from './routes/collections.ts';
@@ -94,6 +95,7 @@ export function createApp(): App {
     '/webhooks',
     '/audit',
     '/usage',
+    '/admin',
   ]) {
     app.use(`${prefix}/*`, provideServices, authenticate, rateLimit);
   }
@@ -108,6 +110,7 @@ export function createApp(): App {
   registerWebhookRoutes(app);
   registerUsageRoutes(app);
   registerAuditRoutes(app);
+  registerAdminRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -269,6 +269,12 @@ const ENDPOINTS: Endpoint[] = [
     admin: 200,
   }),
   endpoint('read own usage', 'GET /usage', { scope: 'bearer', place: 'anywhere', variant: true }, everyone),
+  // The admin page's API: administrators only, whatever else a caller owns.
+  endpoint('admin overview', 'GET /admin/overview', { scope: 'bearer', place: 'anywhere' }, adminOnly),
+  endpoint('admin users', 'GET /admin/users', { scope: 'bearer', place: 'anywhere' }, adminOnly),
+  endpoint('admin jobs', 'GET /admin/jobs?state=failed', { scope: 'bearer', place: 'anywhere' }, adminOnly),
+  // The fixture's job is queued, not stuck: past the access rule, an admin is told it cannot be retried.
+  endpoint('retry a job', 'POST /admin/jobs/{job}/retry', { scope: 'bearer', place: 'anywhere' }, { ...adminOnly, admin: 409 }),
 ];
 
 /** The shared collection and the owner's own things the paths name. */

@@ -89,6 +89,10 @@ describe('public routes', () => {
         'GET /sources/{id}/pages',
         'GET /audit',
         'GET /usage',
+        'GET /admin/overview',
+        'GET /admin/users',
+        'GET /admin/jobs',
+        'POST /admin/jobs/{id}/retry',
       ].sort(),
     );
     const deleteCollection = doc.paths['/collections/{id}'].delete;

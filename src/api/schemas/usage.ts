@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { plainText } from './common.ts';
 
-const day = (name: string, description: string) =>
+export const usageDay = (name: string, description: string) =>
   z
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/, 'A date, YYYY-MM-DD')
@@ -17,8 +17,8 @@ export const UsageQuery = z.object({
     description:
       'What each row of a day is: a user, an API key (null: a bearer token or a worker), a collection (null: the personal space), or a model.',
   }),
-  since: day('since', 'The first day (UTC), included; default 29 days before `until`.'),
-  until: day('until', 'The last day (UTC), included; default today.'),
+  since: usageDay('since', 'The first day (UTC), included; default 29 days before `until`.'),
+  until: usageDay('until', 'The last day (UTC), included; default today.'),
   collection_id: plainText()
     .optional()
     .openapi({

@@ -22,11 +22,12 @@ export const AUDIT_ACTIONS = [
   'source.created',
   'source.removed',
   'document.deleted',
+  'job.retried',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_TARGETS = ['api_key', 'share', 'user', 'collection', 'webhook', 'source', 'document'] as const;
+export const AUDIT_TARGETS = ['api_key', 'share', 'user', 'collection', 'webhook', 'source', 'document', 'job'] as const;
 
 export interface AuditTarget {
   type: (typeof AUDIT_TARGETS)[number];

@@ -1,5 +1,6 @@
 import type { Adapters } from '#core/adapters/index.ts';
 import { UpstreamError } from '#core/adapters/upstream-error.ts';
+import { createAdminRepo } from '#core/db/admin.ts';
 import { createApiKeyRepo } from '#core/db/api-keys.ts';
 import { createAuditRepo } from '#core/db/audit-log.ts';
 import type { Sql } from '#core/db/client.ts';
@@ -27,6 +28,7 @@ import { queryPrefixFor } from '#retrieval/query-instruction.ts';
 import { createRetrievalService } from '#retrieval/retrieval.ts';
 import type { Config } from '../config.ts';
 import { createAccessService } from './access.ts';
+import { createAdminService } from './admin.ts';
 import { createApiKeyService } from './api-keys.ts';
 import { createAudit, createAuditService, type RequestOrigin } from './audit.ts';
 import { createChatService } from './chat.ts';
@@ -80,6 +82,21 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
   const purge = createPurge(deps);
   const deliveries = createDeliveryRepo(sql);
   const usage = createUsageRepo(sql);
+  const ingest = createIngestService({
+    access: deps.access,
+    audit: deps.audit,
+    documents: deps.documents,
+    jobs: createJobRepo(sql),
+    deliveries,
+    purge,
+    quota: createQuotaRepo(sql),
+    chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
+    store: adapters.store,
+    queue: adapters.queue,
+    workerUrl: config.INGEST_WORKER_URL ?? null,
+    checkUrl,
+    log,
+  });
   return {
     access: deps.access,
     apiKeys: createApiKeyService({ keys: createApiKeyRepo(sql), access: deps.access, audit: deps.audit, log }),
@@ -93,21 +110,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
     }),
     collections: createCollectionService(deps),
     documents: createDocumentService({ ...deps, purge }),
-    ingest: createIngestService({
-      access: deps.access,
-      audit: deps.audit,
-      documents: deps.documents,
-      jobs: createJobRepo(sql),
-      deliveries,
-      purge,
-      quota: createQuotaRepo(sql),
-      chunksPerDay: config.INGEST_DAILY_CHUNKS_PER_USER,
-      store: adapters.store,
-      queue: adapters.queue,
-      workerUrl: config.INGEST_WORKER_URL ?? null,
-      checkUrl,
-      log,
-    }),
+    ingest,
     sources: createSourceService({
       access: deps.access,
       audit: deps.audit,
@@ -139,6 +142,16 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
       prices: config.MODEL_PRICES,
       tokensPerDay: config.DAILY_TOKENS_PER_USER,
       recording: config.USAGE_RECORDING === 'on',
+    }),
+    admin: createAdminService({
+      repo: createAdminRepo(sql),
+      audit: deps.audit,
+      queue: adapters.queue,
+      workerUrl: config.INGEST_WORKER_URL ?? null,
+      qstash: config.QSTASH_TOKEN ? { url: config.QSTASH_URL, token: config.QSTASH_TOKEN } : null,
+      prices: config.MODEL_PRICES,
+      ingestUrl: (owner, collectionId, url) => ingest.ingestUrl(owner, collectionId, url),
+      log,
     }),
     sharing: createSharingService(deps),
     chat: createChatService(deps),

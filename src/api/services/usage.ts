@@ -29,6 +29,27 @@ export const tokenCapRefusal = (perDay: number, used: number) =>
 type Totals = Omit<UsageView['totals'], never>;
 const zero = (): Totals => ({ calls: 0, input_tokens: 0, output_tokens: 0, characters: 0, documents: 0, cost_usd: 0 });
 
+/** USD for one model's tokens; null without a price table or a price for it. */
+export function costUsd(
+  prices: ModelPriceTable | undefined,
+  row: { model: string; input_tokens: number; output_tokens: number },
+): number | null {
+  const price = prices?.[row.model];
+  if (!price) return null;
+  return (row.input_tokens * price.input + row.output_tokens * price.output) / 1_000_000;
+}
+
+/** The days a read covers: `since`…`until` (UTC dates, both included), by default the last 30 days. */
+export function usageWindow(query: { since?: string; until?: string }): { since: string; until: string } {
+  const until = query.until ?? new Date().toISOString().slice(0, 10);
+  const since =
+    query.since ?? new Date(Date.parse(`${until}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const days = (Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY_MS + 1;
+  if (days < 1) throw invalid('since', '`since` must not be after `until`');
+  if (days > MAX_USAGE_DAYS) throw invalid('since', `At most ${MAX_USAGE_DAYS} days at once`);
+  return { since, until };
+}
+
 /**
  * Reading recorded usage (own, a collection's for its owner, everyone's for an administrator), pricing it,
  * and the daily token cap on questions.
@@ -43,12 +64,7 @@ export function createUsageService(deps: {
 }) {
   const { repo, access, prices, tokensPerDay, recording } = deps;
 
-  /** USD for one model's tokens; null without a price table or a price for it. */
-  const costOf = (row: UsageRow): number | null => {
-    const price = prices?.[row.model];
-    if (!price) return null;
-    return (row.input_tokens * price.input + row.output_tokens * price.output) / 1_000_000;
-  };
+  const costOf = (row: UsageRow) => costUsd(prices, row);
   const add = (into: Totals, row: UsageRow) => {
     into.calls += row.calls;
     into.input_tokens += row.input_tokens;
@@ -59,19 +75,9 @@ export function createUsageService(deps: {
     into.cost_usd = into.cost_usd === null || cost === null ? null : into.cost_usd + cost;
   };
 
-  function window(query: UsageQuery): { since: string; until: string } {
-    const until = query.until ?? new Date().toISOString().slice(0, 10);
-    const since =
-      query.since ?? new Date(Date.parse(`${until}T00:00:00Z`) - (DEFAULT_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
-    const days = (Date.parse(`${until}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / DAY_MS + 1;
-    if (days < 1) throw invalid('since', '`since` must not be after `until`');
-    if (days > MAX_USAGE_DAYS) throw invalid('since', `At most ${MAX_USAGE_DAYS} days at once`);
-    return { since, until };
-  }
-
   return {
     async read(caller: Caller, query: UsageQuery): Promise<UsageView> {
-      const { since, until } = window(query);
+      const { since, until } = usageWindow(query);
       let scope: UsageView['scope'];
       let filter: { userId?: string; collectionId?: string };
       if (query.collection_id !== undefined) {
