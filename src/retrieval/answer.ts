@@ -4,7 +4,7 @@ import type { Caller } from '#core/caller.ts';
 import { isUuid } from '#core/db/client.ts';
 import type { ExchangeRepo } from '#core/db/exchanges.ts';
 import type { SessionRepo } from '#core/db/sessions.ts';
-import type { UsageRepo } from '#core/db/usage.ts';
+import { usageRows } from '#core/db/usage.ts';
 import { notFound } from '#core/errors.ts';
 import type { Logger } from '#core/log.ts';
 import { scoreMessage } from '#core/messages/scoring.ts';
@@ -53,6 +53,8 @@ interface Outcome {
   answer: string;
   generationMs: number;
   timeToFirstTokenMs: number | null;
+  /** The answer's model usage as its stream reported it (none when the stream failed before its end). */
+  usage: ModelUsage[];
 }
 
 export function createAnswerService(deps: {
@@ -62,8 +64,8 @@ export function createAnswerService(deps: {
   models: Models;
   queue: Queue | null;
   scoringUrl: string | null;
-  /** Where each question's model usage is recorded; null: not recorded. */
-  usage: UsageRepo | null;
+  /** False: model usage is not recorded (USAGE_RECORDING=off). */
+  recordUsage: boolean;
 }) {
   const { retrieval, sessions, exchanges, models } = deps;
 
@@ -88,8 +90,6 @@ export function createAnswerService(deps: {
     answer: {
       evaluationId: string;
       record: (outcome: Outcome) => Promise<void>;
-      /** Never rejects: a failure is logged. */
-      recordUsage: (usage: ModelUsage[]) => Promise<void>;
     },
   ): AnswerStream {
     let settle!: (recording: Promise<void>) => void;
@@ -128,7 +128,7 @@ export function createAnswerService(deps: {
         if (!failed) {
           // Recorded before `done`, so that the answer `done` names can be rated at once. A failure is the
           // route's to log (through `recorded`); the answer itself stands.
-          const saved = await recordOnce({ answer: text, generationMs, timeToFirstTokenMs: firstToken }).then(
+          const saved = await recordOnce({ answer: text, generationMs, timeToFirstTokenMs: firstToken, usage }).then(
             () => true,
             () => false,
           );
@@ -140,14 +140,14 @@ export function createAnswerService(deps: {
           };
         }
       } finally {
-        const exchange = recordOnce({
-          answer: text,
-          generationMs: generationMs ?? performance.now() - started,
-          timeToFirstTokenMs: firstToken,
-        });
-        // The usage is written after `done` has gone out, so that it adds nothing to the client's wait
-        // (docs/benchmarks.md, "Usage recording"); `recorded` waits for it.
-        settle(Promise.all([exchange, answer.recordUsage(usage)]).then(() => undefined));
+        settle(
+          recordOnce({
+            answer: text,
+            generationMs: generationMs ?? performance.now() - started,
+            timeToFirstTokenMs: firstToken,
+            usage,
+          }),
+        );
       }
     }
 
@@ -180,22 +180,21 @@ export function createAnswerService(deps: {
 
       const evaluationId = crypto.randomUUID();
       const recorded = recordedScope(scope, session?.home);
-      // The question's embedding and reranking, and the answer's tokens. A failure is logged and leaves the
-      // answer and its record standing.
-      const recordUsage = async (answerUsage: ModelUsage[]) => {
-        if (!deps.usage) return;
-        const context = {
-          userId: caller.id,
-          apiKeyId: caller.key?.id ?? null,
-          collectionId: recorded.collectionId,
-          requestId: options.log.requestId,
-          evaluationId,
-          purpose: 'query' as const,
-        };
-        await deps.usage
-          .record(context, [...found.usage, ...answerUsage])
-          .catch((error: unknown) => options.log.error('usage_not_recorded', error, { user_id: caller.id }));
-      };
+      // The question's embedding and reranking, and the answer's tokens, kept with the answer's record.
+      const usageOf = (answerUsage: ModelUsage[]) =>
+        deps.recordUsage
+          ? usageRows(
+              {
+                userId: caller.id,
+                apiKeyId: caller.key?.id ?? null,
+                collectionId: recorded.collectionId,
+                requestId: options.log.requestId,
+                evaluationId,
+                purpose: 'query',
+              },
+              [...found.usage, ...answerUsage],
+            )
+          : [];
       const record = async (outcome: Outcome) => {
         await exchanges.record({
           id: evaluationId,
@@ -214,13 +213,13 @@ export function createAnswerService(deps: {
           engine: models.engine,
           retrievalStrategy: found.strategy,
           topK: found.topK,
+          usage: usageOf(outcome.usage),
         });
         if (deps.queue && deps.scoringUrl) await deps.queue.publish([scoreMessage(deps.scoringUrl, evaluationId)]);
       };
       return answerEvents({ ...prompt, history: historyMessages(turns) }, found, options.signal, {
         evaluationId,
         record,
-        recordUsage,
       });
     },
   };

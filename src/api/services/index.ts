@@ -134,7 +134,7 @@ export function buildServices(sql: Sql, config: Config, adapters: Adapters, orig
       models: adapters.models,
       queue: adapters.queue,
       scoringUrl: config.SCORING_WORKER_URL ?? null,
-      usage: config.USAGE_RECORDING === 'on' ? usage : null,
+      recordUsage: config.USAGE_RECORDING === 'on',
     }),
     usage: createUsageService({
       repo: usage,

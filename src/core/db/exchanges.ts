@@ -1,4 +1,5 @@
 import { isUuid, type Sql, type Tx } from './client.ts';
+import type { UsageEventRow } from './usage.ts';
 
 export interface Exchange {
   /** The evaluation record's id, chosen before the answer ends so that the stream can name it. */
@@ -22,6 +23,8 @@ export interface Exchange {
   engine: string;
   retrievalStrategy: string;
   topK: number;
+  /** The question's and the answer's model usage, written in the record's own statement; empty: none recorded. */
+  usage: readonly UsageEventRow[];
 }
 
 /** A uuid[] literal, as documents.live writes one: without fetched types (client.ts) postgres.js cannot send an array. */
@@ -65,7 +68,12 @@ export function createExchangeRepo(sql: Sql) {
 
 async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: string | null): Promise<void> {
   const evaluationId = exchange.id;
+  // The usage rows ride in the same statement: no second round trip or commit for a question (docs/benchmarks.md,
+  // "Usage recording").
+  const usage =
+    exchange.usage.length > 0 ? sql`, usage as (insert into usage_events ${sql(exchange.usage as UsageEventRow[])})` : sql``;
   await sql`
+    with evaluation as (
     insert into evaluations (id, collection_id, user_id, session_id, question, answer, sources, total_latency_ms,
                              embedding_latency_ms, retrieval_latency_ms, rerank_latency_ms, generation_latency_ms,
                              time_to_first_token_ms, engine, retrieval_strategy, top_k, collection_ids)
@@ -73,7 +81,9 @@ async function insertEvaluation(sql: Sql | Tx, exchange: Exchange, sessionId: st
             ${exchange.answer}, ${sql.json(exchange.sources as never)}, ${exchange.totalLatencyMs},
             ${exchange.embeddingLatencyMs}, ${exchange.retrievalLatencyMs}, ${exchange.rerankLatencyMs}, ${exchange.generationLatencyMs},
             ${exchange.timeToFirstTokenMs}, ${exchange.engine}, ${exchange.retrievalStrategy}, ${exchange.topK},
-            ${uuidArray(exchange.collectionIds)}::uuid[])`;
+            ${uuidArray(exchange.collectionIds)}::uuid[])
+    returning id) ${usage}
+    select id from evaluation`;
 }
 
 function titleFrom(question: string): string {

@@ -54,35 +54,41 @@ function merged(usages: readonly ModelUsage[]): (ModelUsage & { calls: number })
   return [...byModel.values()];
 }
 
+/** The `usage_events` rows of a batch of calls: one per kind and model. */
+export function usageRows(context: UsageContext, usages: readonly ModelUsage[]) {
+  return merged(usages).map((u) => ({
+    user_id: context.userId,
+    api_key_id: context.apiKeyId,
+    collection_id: context.collectionId,
+    request_id: context.requestId,
+    job_id: context.jobId ?? null,
+    evaluation_id: context.evaluationId ?? null,
+    purpose: context.purpose,
+    kind: u.kind,
+    model: u.model,
+    calls: u.calls,
+    input_tokens: Math.max(0, Math.round(u.inputTokens)),
+    output_tokens: Math.max(0, Math.round(u.outputTokens)),
+    characters: u.characters,
+    documents: u.documents,
+  }));
+}
+
+export type UsageEventRow = ReturnType<typeof usageRows>[number];
+
 export function createUsageRepo(sql: Sql) {
   return {
     /** One insert for every call a request, a step or a scoring made. */
     async record(context: UsageContext, usages: readonly ModelUsage[]): Promise<void> {
-      if (usages.length === 0) return;
-      const rows = merged(usages).map((u) => ({
-        user_id: context.userId,
-        api_key_id: context.apiKeyId,
-        collection_id: context.collectionId,
-        request_id: context.requestId,
-        job_id: context.jobId ?? null,
-        evaluation_id: context.evaluationId ?? null,
-        purpose: context.purpose,
-        kind: u.kind,
-        model: u.model,
-        calls: u.calls,
-        input_tokens: Math.max(0, Math.round(u.inputTokens)),
-        output_tokens: Math.max(0, Math.round(u.outputTokens)),
-        characters: u.characters,
-        documents: u.documents,
-      }));
-      await sql`insert into usage_events ${sql(rows)}`;
+      const rows = usageRows(context, usages);
+      if (rows.length > 0) await sql`insert into usage_events ${sql(rows)}`;
     },
 
     /**
      * A scored answer's judge calls, under the answer's own user and collection (its record), the request id
      * its scoring message carried (the answer's), else the answer's usage row's, and that row's API key:
-     * scoring knows only the evaluation. The answer's usage is written after its `done`, so a scoring that
-     * outran it would lack the key (never seen: a QStash delivery takes longer than one insert).
+     * scoring knows only the evaluation. The answer's usage is written in its record's statement, before its
+     * scoring is queued, so the row is there.
      */
     async recordForEvaluation(evaluationId: string, usages: readonly ModelUsage[], requestId: string | null): Promise<void> {
       for (const u of merged(usages)) {
