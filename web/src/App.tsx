@@ -68,6 +68,9 @@ const PersonalDocuments = () => <Documents collectionId={null} canWrite owner />
 // The sources page is a chunk of its own, loaded when first opened: it is no part of the first page's weight.
 const Sources = lazy(() => import('./sources/SourcesPage.tsx'));
 const PersonalSources = () => <Sources collectionId={null} />;
+// Usage and administration are chunks of their own too, for the few visits they get.
+const Usage = lazy(() => import('./usage/UsagePage.tsx'));
+const Admin = lazy(() => import('./admin/AdminPage.tsx'));
 // Keyed by chat: a new chat, or another one, starts from a clean page.
 const CollectionChat = ({ params }: { params: { id: string; session?: string } }) => (
   <ChatPage key={params.session ?? params.id} collectionId={params.id} sessionId={params.session ?? null} personal={false} />
@@ -102,6 +105,8 @@ function Pages() {
         <Route path="/app/c/:id/quality" component={QualityPage} />
         <Route path="/app/c/:id/settings" component={CollectionSettingsPage} />
         <Route path="/app/settings" component={Settings} />
+        <Route path="/app/usage" component={Usage} />
+        <Route path="/app/admin" component={Admin} />
         <Route path="/join/:token" component={Join} />
         <Route default component={NotFound} />
       </Router>

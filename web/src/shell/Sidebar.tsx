@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { canWrite, chatTitle, type Listed, useCollections, useSessions } from '../collections.ts';
 import { Failure } from '../Failure.tsx';
+import { useSession } from '../session.ts';
 
 /** Where the address says the reader is: which collection (or the personal space), which chat, which page. */
 export interface Place {
@@ -92,6 +93,7 @@ function CollectionEntry({ collection, place }: { collection: Listed; place: Pla
 /** The collections and the personal space, each with its chats and pages; the main pane shows the one chosen. */
 export function Sidebar({ place }: { place: Place }) {
   const collections = useCollections();
+  const isAdmin = useSession()?.user.app_metadata?.is_admin === true;
   const newChat = place.collectionId ? `/app/c/${place.collectionId}` : place.personal ? '/app/personal' : '/app/';
   return (
     <div class="stack side">
@@ -138,6 +140,14 @@ export function Sidebar({ place }: { place: Place }) {
       <a href="/app/settings" aria-current={current(place.path === '/app/settings')}>
         API keys &amp; webhooks
       </a>
+      <a href="/app/usage" aria-current={current(place.path === '/app/usage')}>
+        Usage
+      </a>
+      {isAdmin && (
+        <a href="/app/admin" aria-current={current(place.path === '/app/admin')}>
+          Administration
+        </a>
+      )}
     </div>
   );
 }
