@@ -12,7 +12,7 @@ import {
   usageOf,
 } from './chat-format.ts';
 import { invalidRequest, modelNotFound, OpenAIError } from './errors.ts';
-import { checkImage, type ImageLimits, loadImageUrl } from './images.ts';
+import { checkImage, type ImageLimits, imageInputTokens, loadImageUrl } from './images.ts';
 import { type OcrEngine, UnreadableImageError } from './ocr-engine.ts';
 import { parseBody } from './request.ts';
 
@@ -85,15 +85,19 @@ export function chatCompletions(deps: ChatDeps) {
     const lastUserIndex = request.messages.findLastIndex((m) => m.role === 'user');
     const lastUser = request.messages[lastUserIndex];
     const images = Array.isArray(lastUser?.content)
-      ? lastUser.content.flatMap((part, index) => (part.type === 'image_url' ? [{ url: part.image_url.url, index }] : []))
+      ? lastUser.content.flatMap((part, index) =>
+          part.type === 'image_url' ? [{ url: part.image_url.url, detail: part.image_url.detail, index }] : [],
+        )
       : [];
 
     if (images.length > 0) {
       const texts: string[] = [];
+      // The images are input too: counted as OpenAI counts them, by their size.
+      let imageTokens = 0;
       for (const image of images) {
         const param = `messages.${lastUserIndex}.content.${image.index}.image_url.url`;
         const bytes = await loadImageUrl(image.url, deps.imageLimits, param);
-        checkImage(bytes, deps.imageLimits, param);
+        imageTokens += imageInputTokens(checkImage(bytes, deps.imageLimits, param), image.detail);
         try {
           texts.push(await deps.ocr.recognize(bytes));
         } catch (error) {
@@ -104,11 +108,12 @@ export function chatCompletions(deps: ChatDeps) {
       const full = texts.filter((t) => t.length > 0).join('\n\n');
       const { text, truncated } = maxTokens === undefined ? { text: full, truncated: false } : truncateToTokens(full, maxTokens);
       const finish: FinishReason = truncated ? 'length' : 'stop';
-      const usage = usageOf(promptTokens, estimateTokens(text));
+      const inputTokens = promptTokens + imageTokens;
+      const usage = usageOf(inputTokens, estimateTokens(text));
       if (!request.stream) return c.json(completionBody(meta, text, finish, usage));
       // The paragraphs go out as separate deltas, as a model would stream them.
       const pieces = text.split(/(?<=\n\n)/).filter((p) => p.length > 0);
-      return sseResponse(streamEvents(meta, includeUsage, arrayIterable(pieces), finish, promptTokens), errorEvent, () => {});
+      return sseResponse(streamEvents(meta, includeUsage, arrayIterable(pieces), finish, inputTokens), errorEvent, () => {});
     }
 
     if (!deps.textEngine) {

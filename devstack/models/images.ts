@@ -76,6 +76,22 @@ export function checkImage(bytes: Uint8Array, limits: ImageLimits, param: string
   return info;
 }
 
+/**
+ * The input tokens OpenAI's tile-based vision models (GPT-4o, GPT-4.1) bill for an image, so that a request
+ * with images reports them as OpenAI's usage does: 85 at low detail; else 85 plus 170 for each 512-pixel tile of
+ * the image fitted within 2048×2048, then shrunk until its shorter side is at most 768 (never enlarged).
+ * A size the header does not give (WebP) is counted as low detail: the least an image costs.
+ */
+export function imageInputTokens(info: ImageInfo, detail?: string | null): number {
+  const base = 85;
+  if (detail === 'low' || info.width === undefined || info.height === undefined) return base;
+  const fit = Math.min(1, 2048 / Math.max(info.width, info.height));
+  const shrink = Math.min(1, 768 / (Math.min(info.width, info.height) * fit));
+  const width = Math.floor(info.width * fit * shrink);
+  const height = Math.floor(info.height * fit * shrink);
+  return base + 170 * Math.ceil(width / 512) * Math.ceil(height / 512);
+}
+
 function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);

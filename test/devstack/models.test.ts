@@ -6,6 +6,7 @@ import { APICallError, embedMany, generateText, streamText } from 'ai';
 import { Hono } from 'hono';
 import { getDocumentProxy, getResolvedPDFJS } from 'unpdf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { imageInputTokens, sniffImage } from '../../devstack/models/images.ts';
 import { cleanOcrText } from '../../devstack/models/ocr-engine.ts';
 import { type ChatMessage, createModelServer, type ModelServer, type TextEngine } from '../../devstack/models/server.ts';
 import { freePort } from '../../devstack/ports.ts';
@@ -409,7 +410,11 @@ describe('chat completions', () => {
     expect(whole.json.id).toMatch(/^chatcmpl-/);
     const text = whole.json.choices[0].message.content as string;
     expect(text).toBe('The LinnSequencer 32 Track MIDI Sequence Recorder');
-    expect(whole.json.usage).toEqual({ prompt_tokens: 0, completion_tokens: 7, total_tokens: 7 });
+    // The image is the only input: its tiles, as OpenAI counts them (a 340-pixel strip of the page, one tile high).
+    const { width } = sniffImage(titlePng) as { width: number };
+    const imageTokens = 85 + 170 * Math.ceil(Math.floor(Math.min(width, 2048)) / 512);
+    expect(imageTokens).toBeGreaterThan(255);
+    expect(whole.json.usage).toEqual({ prompt_tokens: imageTokens, completion_tokens: 7, total_tokens: imageTokens + 7 });
 
     const streamed = await post(withModel.baseURL, '/chat/completions', request(true));
     expect(streamed.status).toBe(200);
@@ -427,7 +432,23 @@ describe('chat completions', () => {
     const finish = chunks.at(-2);
     expect(finish.choices[0]).toMatchObject({ delta: {}, finish_reason: 'stop' });
     expect(finish.usage).toBeNull();
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 7, total_tokens: 7 } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: imageTokens, completion_tokens: 7, total_tokens: imageTokens + 7 },
+    });
+  });
+
+  it('counts an image’s input tokens as OpenAI does: 85, plus 170 per 512-pixel tile at high detail', () => {
+    const png = (width: number, height: number) => ({ format: 'png' as const, width, height });
+    // OpenAI's own examples: 1024×1024 is shrunk to 768×768, four tiles; 2048×4096 to 768×1536, six.
+    expect(imageInputTokens(png(1024, 1024))).toBe(765);
+    expect(imageInputTokens(png(2048, 4096), 'high')).toBe(1105);
+    expect(imageInputTokens(png(4096, 8192), 'low')).toBe(85);
+    // Never enlarged: a small image is one tile; a very wide one is fitted within 2048 first.
+    expect(imageInputTokens(png(150, 150), 'auto')).toBe(255);
+    expect(imageInputTokens(png(8000, 400))).toBe(85 + 170 * 4);
+    // No size in the header: the least an image costs.
+    expect(imageInputTokens({ format: 'webp' })).toBe(85);
   });
 
   it('streams through streamText and reads an image from a loopback URL', { timeout: 60_000 }, async () => {
