@@ -78,7 +78,7 @@ async function runningUpload(user: TestUser, collectionId: string, name: string,
       chunk_size: 1000,
       content_sha256: sha256(content),
     },
-    { id: jobId, user_id: user.id, collection_id: collectionId, source: name },
+    { id: jobId, user_id: user.id, collection_id: collectionId, source: name, api_key_id: null },
   );
   return { jobId, documentId };
 }

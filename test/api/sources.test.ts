@@ -4,7 +4,7 @@ import { CRAWLER_TOKEN } from '#core/sources/limits.ts';
 import { verifyWebhook } from '../../client/webhook-verify.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { type SitePage, sitemapXml, startSite, type TestSite } from '../support/site-server.ts';
-import { addSource, pagesOf, syncNow, untilIngested, waitForSync } from '../support/sources.ts';
+import { addSource, pagesOf, type Source, syncNow, untilIngested, waitForSync } from '../support/sources.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
@@ -426,6 +426,45 @@ describe('who may do what, and what is refused', () => {
       select count(*)::int as n from documents where id in ${db()([...documents.values()].map((doc) => doc.id))}`;
     expect(left?.n).toBe(0);
     expect((await api('GET', `/sources/${source.id}`, { token: owner.token })).status).toBe(404);
+  });
+});
+
+describe('the API key a sync was started with', () => {
+  it('goes to the jobs of the pages it adds, and to their usage; a sync started with a token passes none', async () => {
+    const base = '/k1';
+    site.robots(null);
+    site.set(`${base}/`, page('keyed', [`${base}/a`]));
+    site.set(`${base}/a`, page('keyed a'));
+    const id = await collection('Keyed');
+    const made = await api('POST', '/keys/', {
+      token: owner.token,
+      body: { name: 'crawler', scopes: ['ingest'], collection_id: id },
+    });
+    expect(made.status).toBe(200);
+    const created = await api('POST', '/sources', {
+      headers: { 'X-API-Key': made.body.key as string },
+      body: { url: site.url(`${base}/`), collection_id: id },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const sourceId = (created.body as Source).id;
+    expect((await waitForSync(owner.token, sourceId)).counts).toMatchObject({ added: 2 });
+    await untilIngested(owner.token);
+    const jobsOfSource = () => db()<{ id: string; api_key_id: string | null; path: string }[]>`
+      select j.id, j.api_key_id, d.name as path from ingest_jobs j join documents d on d.id = j.document_id
+       where d.source_id = ${sourceId} order by j.created_at`;
+    const first = await jobsOfSource();
+    expect(first.map((job) => job.api_key_id)).toEqual([made.body.id, made.body.id]);
+    if (stack.apiVars.EMBEDDING_MODEL) {
+      const usage = await db()<{ api_key_id: string | null }[]>`
+        select distinct api_key_id from usage_events where job_id in ${db()(first.map((job) => job.id))}`;
+      expect(usage).toEqual([{ api_key_id: made.body.id }]);
+    }
+
+    site.set(`${base}/a`, page('keyed a', [], 'It was repainted.'));
+    expect((await syncNow(owner.token, sourceId)).counts).toMatchObject({ changed: 1 });
+    await untilIngested(owner.token);
+    const changed = (await jobsOfSource()).filter((job) => !first.some((earlier) => earlier.id === job.id));
+    expect(changed.map((job) => [new URL(job.path).pathname, job.api_key_id])).toEqual([[`${base}/a`, null]]);
   });
 });
 

@@ -1,10 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DESCRIBE_PROMPT } from '#core/adapters/models.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
+import { fileForm } from '../support/api-call.ts';
 import { api, db, makeAdmin, signUp, stack, type TestUser } from '../support/client.ts';
-import { ingestFile } from '../support/ingest.ts';
+import { fixture } from '../support/documents.ts';
+import { ingestFile, waitForJob } from '../support/ingest.ts';
 
 // Usage recorded where it happens, against the real workers and the devstack's model server. The answer's
 // tokens are checked against what the model server itself reported: this file's API worker reaches it
@@ -70,6 +73,8 @@ let admin: TestUser;
 let collectionId: string;
 let keyId: string;
 let key: string;
+/** The owner's key for uploads, restricted to the collection. */
+let ingestKey: { id: string; key: string };
 let jobId: string;
 
 const eventsWhere = (column: 'job_id' | 'request_id' | 'evaluation_id', value: string) =>
@@ -90,6 +95,38 @@ async function ask(base: string, headers: Record<string, string>, body: Record<s
     text,
     evaluationId: done ? (JSON.parse(done[1] as string).evaluation_id as string) : null,
   };
+}
+
+/** An upload made with the ingest key, waited for to its end. */
+async function uploadWithKey(name: string, content: Uint8Array | string) {
+  const created = await api('POST', `/ingest/?collection_id=${collectionId}`, {
+    headers: { 'X-API-Key': ingestKey.key },
+    body: fileForm(name, content),
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  return waitForJob(owner.token, created.body.job_id);
+}
+
+/** What the devstack's vision model reports for describing this image, asked directly as the ingest worker asks it. */
+async function visionUsageReported(image: Uint8Array, mediaType: string): Promise<ReportedUsage> {
+  const response = await fetch(`${stack.openaiBaseUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.modelApiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: stack.ingestVars.VISION_MODEL,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: DESCRIBE_PROMPT },
+            { type: 'image_url', image_url: { url: `data:${mediaType};base64,${Buffer.from(image).toString('base64')}` } },
+          ],
+        },
+      ],
+    }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { usage: ReportedUsage }).usage;
 }
 
 async function until<T>(read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -132,6 +169,12 @@ beforeAll(async () => {
   expect(created.status).toBe(200);
   keyId = created.body.id;
   key = created.body.key as string;
+  const forIngest = await api('POST', '/keys/', {
+    token: owner.token,
+    body: { name: 'uploads', scopes: ['ingest'], collection_id: collectionId },
+  });
+  expect(forIngest.status).toBe(200);
+  ingestKey = { id: forIngest.body.id, key: forIngest.body.key as string };
   const job = await ingestFile(
     owner.token,
     'keepers.txt',
@@ -152,11 +195,70 @@ describe('usage recorded where it happens', () => {
     const events = await eventsWhere('job_id', jobId);
     expect(events.map((e) => [e.kind, e.purpose])).toEqual([['embedding', 'ingest']]);
     const embedded = events[0] as UsageEvent;
-    expect(embedded).toMatchObject({ user_id: owner.id, collection_id: collectionId, model: stack.apiVars.EMBEDDING_MODEL });
+    // Uploaded with a bearer token: no key.
+    expect(embedded).toMatchObject({
+      user_id: owner.id,
+      api_key_id: null,
+      collection_id: collectionId,
+      model: stack.apiVars.EMBEDDING_MODEL,
+    });
     expect(embedded.input_tokens).toBeGreaterThan(10);
     expect(embedded.characters).toBe(0);
     // The request that queued the upload, carried through its steps.
     expect(embedded.request_id).toMatch(/^[\w-]{8,}$/);
+  });
+
+  it('an upload made with an API key: its job and its usage carry the key', async () => {
+    const job = await uploadWithKey(
+      'lamps.txt',
+      'The Marrow Island lamp was converted from whale oil to kerosene in 1880 and to electricity in 1931.',
+    );
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    const [row] = await db()<{ api_key_id: string | null }[]>`select api_key_id from ingest_jobs where id = ${job.job_id}`;
+    expect(row?.api_key_id).toBe(ingestKey.id);
+    const [earlier] = await db()<{ api_key_id: string | null }[]>`select api_key_id from ingest_jobs where id = ${jobId}`;
+    expect(earlier?.api_key_id).toBeNull();
+    if (!hasEmbeddings) return;
+    const events = await eventsWhere('job_id', job.job_id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      kind: 'embedding',
+      purpose: 'ingest',
+      user_id: owner.id,
+      api_key_id: ingestKey.id,
+      collection_id: collectionId,
+      job_id: job.job_id,
+      model: stack.apiVars.EMBEDDING_MODEL,
+    });
+    expect(events[0]?.input_tokens).toBeGreaterThan(10);
+  });
+
+  it('an image: its vision call, as the model server reported it, under the job and the key it was uploaded with', async () => {
+    const name = 'table-multi-row-column-cells.png';
+    const job = await uploadWithKey(name, fixture(name));
+    expect(job.status, job.error_message ?? '').toBe('succeeded');
+    const events = await eventsWhere('job_id', job.job_id);
+    expect(events.map((e) => e.kind)).toEqual(hasEmbeddings ? ['embedding', 'vision'] : ['vision']);
+    const vision = events.find((e) => e.kind === 'vision') as UsageEvent;
+    expect(vision).toMatchObject({
+      purpose: 'ingest',
+      user_id: owner.id,
+      api_key_id: ingestKey.id,
+      collection_id: collectionId,
+      job_id: job.job_id,
+      evaluation_id: null,
+      model: stack.ingestVars.VISION_MODEL,
+      characters: 0,
+      documents: 0,
+    });
+    expect(vision.calls).toBeGreaterThanOrEqual(1);
+    // The same request again gets the same report (OCR is deterministic): the image's tiles and the prompt in,
+    // the text read out. A batch retried after the call would have paid for it again, and counted it again.
+    const reported = await visionUsageReported(fixture(name), 'image/png');
+    expect(reported.prompt_tokens).toBeGreaterThan(85);
+    expect(reported.completion_tokens).toBeGreaterThan(10);
+    expect(vision.input_tokens).toBe(vision.calls * reported.prompt_tokens);
+    expect(vision.output_tokens).toBe(vision.calls * reported.completion_tokens);
   });
 
   it('an answer: its input and output tokens as the model server reported them, with the key, collection and request', async () => {
@@ -261,8 +363,9 @@ describe('GET /usage', () => {
     expect(byUser.body.totals.input_tokens).toBe(recorded?.input);
     expect(byUser.body.totals.output_tokens).toBe(recorded?.output);
 
-    // The answer asked with the key, the scoring and the upload without one.
-    expect(groups((await read(owner, 'group_by=key')).body as Usage)).toContain(keyId);
+    // The answer asked with the query key, the uploads made with the ingest key, and the rest (the bearer
+    // token's answer and upload, the scoring of that answer) without one.
+    expect(groups((await read(owner, 'group_by=key')).body as Usage)).toEqual([keyId, ingestKey.id, null].sort());
     expect(groups((await read(owner, 'group_by=collection')).body as Usage)).toEqual([collectionId]);
     const models = groups((await read(owner, 'group_by=model')).body as Usage);
     expect(models).toContain(stack.apiVars.CHAT_MODEL);

@@ -146,7 +146,7 @@ export async function queuedJob(
       storage_path: null,
       chunk_size: 1000,
     },
-    { id: jobId, user_id: userId, collection_id: collectionId, source },
+    { id: jobId, user_id: userId, collection_id: collectionId, source, api_key_id: null },
   );
   return { jobId, documentId };
 }

@@ -14,8 +14,10 @@ const read = route.get('/usage', 'Model usage per day: tokens, calls and, with a
 Recorded where it happens, from each provider's own report: every answer's input and output tokens (the stream's
 usage), the question's embedding (and a search's), the reranker's calls and passages, an upload's embeddings and
 image descriptions, and the scoring's judge (or embedding) calls. Every row carries its user, collection and
-request id (an upload's: the request that queued it; a scoring's: its answer's); an answer's and a search's also
-the API key they were made with.
+request id (an upload's: the request that queued it; a scoring's: its answer's), and the API key it was made with,
+if any: an answer's and a search's key, a scoring's its answer's, and an ingested document's the key of the
+upload, URL, new version or re-chunk that queued it (a source's sync: its owner's key that started it; a
+scheduled sync has none).
 
 - Without \`collection_id\`: the caller's own usage; an administrator's call reads everyone's.
 - With \`collection_id\`: everything spent in that collection, by every participant: its owner (and an administrator)

@@ -143,7 +143,14 @@ export function createIngestService(deps: IngestDeps) {
     }
     const jobId = crypto.randomUUID();
     const ending = await jobs.insertEnded(
-      { id: jobId, user_id: caller.id, collection_id: place.collectionId, document_id: existing.id, source },
+      {
+        id: jobId,
+        user_id: caller.id,
+        collection_id: place.collectionId,
+        document_id: existing.id,
+        source,
+        api_key_id: caller.key?.id ?? null,
+      },
       // The job that made it succeeded, or ended partial (saying what was lost), or is gone with its user.
       made?.status === 'partial'
         ? { status: 'partial', errorMessage: made.error_message, chunks: existing.chunk_count }
@@ -172,6 +179,8 @@ export function createIngestService(deps: IngestDeps) {
         user_id: caller.id,
         collection_id: doc.collection_id,
         source: doc.source_url ?? doc.name,
+        // Its usage rows carry the key, as an answer's do; a re-chunk's too when a key asked for it.
+        api_key_id: caller.key?.id ?? null,
         ...(replaces ? { replaces_document_id: replaces } : {}),
       })
       .catch((error: unknown) => {

@@ -167,9 +167,12 @@ export function createSourceService(deps: SourcesDeps) {
     };
   }
 
-  async function sync(source: SourceRow, trigger: 'created' | 'manual') {
+  async function sync(caller: Caller, source: SourceRow, trigger: 'created' | 'manual') {
     const { queue, workerUrl } = requireQueue();
-    const run = await startRun({ runs, queue, workerUrl }, source, trigger);
+    // The run's jobs are the source owner's: a key goes with them only when it is the owner's, so that a usage
+    // row never pairs one user with another's key (a member syncing a collection's source).
+    const apiKeyId = caller.id === source.user_id ? (caller.key?.id ?? null) : null;
+    const run = await startRun({ runs, queue, workerUrl }, source, trigger, apiKeyId);
     if (!run) throw conflict('A sync of this source is already running; watch its last_run');
     return run;
   }
@@ -198,7 +201,7 @@ export function createSourceService(deps: SourcesDeps) {
         schedule: input.schedule ?? null,
       });
       try {
-        await sync(source, 'created');
+        await sync(caller, source, 'created');
       } catch (error) {
         await sources.delete(source.id);
         throw error;
@@ -280,7 +283,7 @@ export function createSourceService(deps: SourcesDeps) {
     async sync(caller: Caller, id: string): Promise<RunView> {
       const source = await managed(caller, id);
       await requireQuota(source.user_id);
-      return runView(await sync(source, 'manual'));
+      return runView(await sync(caller, source, 'manual'));
     },
 
     async runs(caller: Caller, id: string, page: { limit: number; offset: number }): Promise<RunView[]> {

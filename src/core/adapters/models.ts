@@ -96,7 +96,8 @@ export interface Models {
   rerankEngine: string | null;
 }
 
-const DESCRIBE_PROMPT =
+/** What the vision model is asked of each image (exported for the usage test, which asks the same). */
+export const DESCRIBE_PROMPT =
   'Describe this image from a document for a search index. Transcribe all legible text exactly, ' +
   'then summarise any chart, table or diagram in a few sentences. Answer with the description only.';
 

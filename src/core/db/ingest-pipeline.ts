@@ -19,6 +19,8 @@ export interface PipelineJob {
   decoded_bytes: number;
   /** A re-chunk: the document this job's one replaces once it is indexed. */
   replaces_document_id: string | null;
+  /** The API key the job was made with: its usage rows carry it. */
+  api_key_id: string | null;
   document: DocumentRow | null;
 }
 
@@ -95,7 +97,7 @@ export function createPipelineDb(sql: Sql) {
     async job(id: string): Promise<PipelineJob | undefined> {
       const [job] = await sql<(Omit<PipelineJob, 'document'> & { document: DocumentRow | null })[]>`
         select j.id, j.user_id, j.status, j.chunks_total, j.warnings, j.extract_cursor, j.extracted, j.replaces_document_id,
-               j.decoded_bytes::float8 as decoded_bytes,
+               j.api_key_id, j.decoded_bytes::float8 as decoded_bytes,
                case when d.id is null then null else to_jsonb(d) end as document
           from ingest_jobs j left join documents d on d.id = j.document_id
          where j.id = ${id}`;

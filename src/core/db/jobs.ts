@@ -29,6 +29,16 @@ export interface JobFilter {
   offset: number;
 }
 
+/** A job as its creator makes it. */
+export interface NewJob {
+  id: string;
+  user_id: string;
+  collection_id: string | null;
+  source: string;
+  /** The API key it was made with, which its usage rows carry; null for a bearer token or a scheduled sync. */
+  api_key_id: string | null;
+}
+
 /** The message of a job its creator cancelled. */
 export const CANCELLED = 'Cancelled';
 
@@ -41,17 +51,14 @@ export function createJobRepo(sql: Sql) {
      * A document and its job in one statement: as atomic as a transaction, without holding a
      * connection (or PGlite's one session) across round trips between the two inserts.
      */
-    async insertWithDocument(
-      doc: NewDocument,
-      job: { id: string; user_id: string; collection_id: string | null; source: string; replaces_document_id?: string },
-    ): Promise<void> {
+    async insertWithDocument(doc: NewDocument, job: NewJob & { replaces_document_id?: string }): Promise<void> {
       // As jsonb: postgres.js would otherwise send the object as text.
       const row = { ...doc, metadata: sql.json(doc.metadata ?? {}) };
       await sql`
         with document as (insert into documents ${sql(row)} returning id)
-        insert into ingest_jobs (id, user_id, collection_id, document_id, source, replaces_document_id)
+        insert into ingest_jobs (id, user_id, collection_id, document_id, source, replaces_document_id, api_key_id)
         values (${job.id}, ${job.user_id}, ${job.collection_id}, (select id from document), ${job.source},
-                ${job.replaces_document_id ?? null})`;
+                ${job.replaces_document_id ?? null}, ${job.api_key_id})`;
     },
 
     /**
@@ -59,13 +66,14 @@ export function createJobRepo(sql: Sql) {
      * made the document ended, with its webhook deliveries like any ending.
      */
     async insertEnded(
-      job: { id: string; user_id: string; collection_id: string | null; document_id: string; source: string },
+      job: NewJob & { document_id: string },
       ending: { status: 'succeeded' | 'partial' | 'failed'; errorMessage: string | null; chunks: number },
     ): Promise<JobEnding> {
       await sql`
-        insert into ingest_jobs (id, user_id, collection_id, document_id, source, chunks_processed, chunks_total, extracted)
+        insert into ingest_jobs (id, user_id, collection_id, document_id, source, chunks_processed, chunks_total, extracted,
+                                 api_key_id)
         values (${job.id}, ${job.user_id}, ${job.collection_id}, ${job.document_id}, ${job.source},
-                ${ending.chunks}, ${ending.chunks}, true)`;
+                ${ending.chunks}, ${ending.chunks}, true, ${job.api_key_id})`;
       return endJob(sql, job.id, ending.status, ending.errorMessage);
     },
 

@@ -23,6 +23,8 @@ export interface RunRow extends RunCounts {
   message: string | null;
   robots: Record<string, string | null>;
   step: number;
+  /** The API key that started it, which the jobs of its pages carry; null for a bearer token or a schedule. */
+  api_key_id: string | null;
   started_at: string;
   finished_at: string | null;
   updated_at: string;
@@ -34,10 +36,17 @@ export function createRunRepo(sql: Sql) {
      * A new run with its seed page as the frontier; undefined while another run of the source is
      * still going (one at a time, by the unique index).
      */
-    async start(source: { id: string; url: string }, seed: string, trigger: RunTrigger): Promise<RunRow | undefined> {
+    async start(
+      source: { id: string; url: string },
+      seed: string,
+      trigger: RunTrigger,
+      apiKeyId: string | null,
+    ): Promise<RunRow | undefined> {
       try {
         const [run] = await sql<RunRow[]>`
-          with run as (insert into source_runs (source_id, trigger) values (${source.id}, ${trigger}) returning *),
+          with run as (
+            insert into source_runs (source_id, trigger, api_key_id) values (${source.id}, ${trigger}, ${apiKeyId}) returning *
+          ),
           seeded as (
             insert into source_pages (source_id, url, href, depth, run_id, state)
             select ${source.id}, ${seed}, ${source.url}, 0, run.id, 'pending' from run

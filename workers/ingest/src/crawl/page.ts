@@ -17,6 +17,8 @@ import { readLinks } from './links.ts';
 /** What a step knows while it crawls: the run, its source and scope, and what it has settled so far. */
 export interface CrawlContext {
   runId: string;
+  /** The API key that started the run, for the jobs it queues; null for a schedule or a bearer token. */
+  apiKeyId: string | null;
   source: SourceRow;
   scope: Scope;
   chunkSize: number;
@@ -155,6 +157,7 @@ async function storePage(
         user_id: source.user_id,
         collection_id: source.collection_id,
         source: url,
+        api_key_id: ctx.apiKeyId,
         ...(replaces ? { replaces_document_id: replaces } : {}),
       });
     } catch (error) {

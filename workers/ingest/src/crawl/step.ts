@@ -31,6 +31,7 @@ export async function runCrawlStep(deps: CrawlDeps, message: CrawlMessage): Prom
   if (!source) return;
   const ctx: CrawlContext = {
     runId: run.id,
+    apiKeyId: run.api_key_id,
     source,
     scope: scopeOf(source),
     chunkSize: await deps.sourceDocuments.chunkSize(source.collection_id),

@@ -73,12 +73,15 @@ export async function embedBatch(deps: PipelineDeps, job: EmbeddedJob, range: { 
   await finishIfComplete(deps, job);
 }
 
-/** The batch's model calls, under the job's user (the uploader, or a re-chunk's admin) and collection. */
+/**
+ * The batch's model calls, under the job's user (the uploader, or a re-chunk's admin), the API key it was made
+ * with, and its collection.
+ */
 async function recordUsage(deps: PipelineDeps, job: EmbeddedJob, usage: ModelUsage[]) {
   if (!deps.usage || usage.length === 0) return;
   const context = {
     userId: job.user_id,
-    apiKeyId: null,
+    apiKeyId: job.api_key_id,
     collectionId: job.document.collection_id,
     // The request that queued the job (its upload, URL, sync or re-chunk), carried in every step's message.
     requestId: deps.log.requestId,
