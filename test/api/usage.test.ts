@@ -279,7 +279,7 @@ describe('usage recorded where it happens', () => {
     expect(reported.prompt_tokens).toBeGreaterThan(0);
     expect(reported.completion_tokens).toBeGreaterThan(0);
 
-    // Written once `done` has gone out: not in the client's wait.
+    // Written in the answer's record's own statement; polled all the same, as a client would not wait for it.
     const events = await until(async () => {
       const rows = await eventsWhere('request_id', asked.requestId);
       return rows.some((e) => e.kind === 'answer') ? rows : undefined;
