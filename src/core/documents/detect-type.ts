@@ -3,7 +3,8 @@ import type { UploadExtension } from '../limits.ts';
 import type { DocType } from './doc-types.ts';
 import { looksLikeJson, looksLikeJsonLines } from './json-shape.ts';
 import { decodeText, detectTextEncoding, type TextEncoding } from './text-encoding.ts';
-import { listZipHead, looksLikeZip, readHeadEntryText } from './zip.ts';
+import { looksLikeZip } from './zip-format.ts';
+import { listZipHead, readHeadEntryText } from './zip-head.ts';
 
 export { DOC_TYPES, type DocType } from './doc-types.ts';
 

@@ -1,8 +1,17 @@
 import { Inflate } from 'fflate';
-import { indexOfBytes, startsWith } from '../bytes.ts';
 import { crc32 } from '../crc32.ts';
 import { MAX_PACKAGE_INFLATED_BYTES } from '../limits.ts';
 import { ParseError } from './parse-error.ts';
+import {
+  centralRecords,
+  type Entry,
+  endRecord,
+  findEndOfCentralDirectory,
+  INPUT_SLICE,
+  localHeader,
+  utf8,
+  ZIP64_LOCATOR,
+} from './zip-format.ts';
 
 /**
  * Reads a ZIP (the container of DOCX/PPTX/XLSX) without trusting it. The central
@@ -10,8 +19,7 @@ import { ParseError } from './parse-error.ts';
  * and inflation stops as soon as it passes the declared size or a cap — a zip bomb's
  * header can lie, so the caps are enforced on the bytes actually produced. A large part can be
  * read in pieces (`chunks`), so that it is never held whole. Type detection
- * reads only an upload's head, which may end before the central directory: `listZipHead`
- * and `readHeadEntryText` serve it.
+ * reads only an upload's head, which may end before the central directory: zip-head.ts serves it.
  */
 
 export interface ZipLimits {
@@ -54,95 +62,9 @@ export interface ZipArchive {
   size(name: string): number | null;
 }
 
-interface Entry {
-  name: string;
-  method: number;
-  flags: number;
-  compressedSize: number;
-  size: number;
-  crc: number;
-  localOffset: number;
-}
-
 const CORRUPT = 'The file is corrupt: its ZIP container could not be read';
 const corrupt = (detail?: string) => new ParseError('corrupt', detail ? `${CORRUPT} (${detail})` : CORRUPT);
 const bomb = (detail: string) => new ParseError('unsafe', `The file looks like a zip bomb and was refused: ${detail}`);
-
-const EOCD = 0x06054b50;
-const CENTRAL = 0x02014b50;
-const LOCAL = 0x04034b50;
-const ZIP64_LOCATOR = 0x07064b50;
-// The same signatures as bytes, the way they stand at the start of a file.
-const LOCAL_BYTES = [0x50, 0x4b, 0x03, 0x04];
-const EMPTY_ARCHIVE_BYTES = [0x50, 0x4b, 0x05, 0x06];
-
-/** Whether a file starts the way a ZIP does: with its first entry, or, when it has none, the end record. */
-export function looksLikeZip(head: Uint8Array): boolean {
-  return startsWith(head, LOCAL_BYTES) || startsWith(head, EMPTY_ARCHIVE_BYTES);
-}
-
-function findEndOfCentralDirectory(view: DataView): number {
-  // The record is 22 bytes plus a comment of at most 65,535 bytes, at the very end.
-  const stop = Math.max(0, view.byteLength - 22 - 65_535);
-  for (let i = view.byteLength - 22; i >= stop; i--) {
-    if (view.getUint32(i, true) === EOCD) return i;
-  }
-  return -1;
-}
-
-function endRecord(view: DataView, eocd: number): { count: number; size: number; offset: number } {
-  return {
-    count: view.getUint16(eocd + 10, true),
-    size: view.getUint32(eocd + 12, true),
-    offset: view.getUint32(eocd + 16, true),
-  };
-}
-
-const utf8 = new TextDecoder('utf-8');
-
-function entryName(raw: Uint8Array): string {
-  return utf8.decode(raw).replace(/\\/g, '/').replace(/^\/+/, '');
-}
-
-/** The central directory's first `count` records from `offset`; ends early at one that is malformed. */
-function* centralRecords(bytes: Uint8Array, view: DataView, offset: number, count: number, eocd: number): Generator<Entry> {
-  let p = offset;
-  for (let i = 0; i < count; i++) {
-    if (p + 46 > eocd || view.getUint32(p, true) !== CENTRAL) return;
-    const nameLength = view.getUint16(p + 28, true);
-    if (p + 46 + nameLength > eocd) return;
-    yield {
-      name: entryName(bytes.subarray(p + 46, p + 46 + nameLength)),
-      flags: view.getUint16(p + 8, true),
-      method: view.getUint16(p + 10, true),
-      crc: view.getUint32(p + 16, true),
-      compressedSize: view.getUint32(p + 20, true),
-      size: view.getUint32(p + 24, true),
-      localOffset: view.getUint32(p + 42, true),
-    };
-    p += 46 + nameLength + view.getUint16(p + 30, true) + view.getUint16(p + 32, true);
-  }
-}
-
-interface LocalHeader {
-  flags: number;
-  method: number;
-  compressedSize: number;
-  nameEnd: number;
-  dataStart: number;
-}
-
-function localHeader(bytes: Uint8Array, view: DataView, at: number): LocalHeader | null {
-  if (at + 30 > bytes.byteLength || view.getUint32(at, true) !== LOCAL) return null;
-  const nameEnd = at + 30 + view.getUint16(at + 26, true);
-  return {
-    flags: view.getUint16(at + 6, true),
-    method: view.getUint16(at + 8, true),
-    compressedSize: view.getUint32(at + 18, true),
-    nameEnd,
-    dataStart: nameEnd + view.getUint16(at + 28, true),
-  };
-}
 
 export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): ZipArchive {
   const limits = { ...DEFAULT_ZIP_LIMITS, ...overrides };
@@ -250,10 +172,6 @@ export function openZip(bytes: Uint8Array, overrides: Partial<ZipLimits> = {}): 
   };
 }
 
-// DEFLATE's ratio tops out near 1032:1, so one 4 KiB slice of input yields at most ~4 MiB:
-// the most a lying entry can overshoot its declared size before we stop.
-const INPUT_SLICE = 4 * 1024;
-
 /** Inflates raw DEFLATE data that must produce exactly `size` bytes; stops early when it would produce more. */
 function inflateExactly(data: Uint8Array, size: number, name: string): Uint8Array {
   const out = new Uint8Array(size);
@@ -299,114 +217,4 @@ function* inflatePieces(data: Uint8Array, size: number, name: string): Generator
   }
   while (ready.length > 0) yield ready.shift() as Uint8Array;
   if (written !== size) throw corrupt(`${name} is shorter than its header declares`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// A head: the first bytes of an upload, read before the rest has arrived. Nothing here throws:
-// what cannot be read is left out, and the whole file decides later.
-
-/** An entry seen in a head; its data may run past the head's end. */
-export interface HeadEntry {
-  name: string;
-  method: number;
-  dataStart: number;
-  /** Null when the local header defers its sizes to a data descriptor and no directory gave them. */
-  compressedSize: number | null;
-}
-
-export interface ZipHead {
-  entries: HeadEntry[];
-  /** The bytes end with a consistent central directory, so they are the whole archive. */
-  whole: boolean;
-}
-
-/** The entries of a ZIP's head: from its central directory when the head holds it, else by walking the local headers. */
-export function listZipHead(bytes: Uint8Array): ZipHead {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const central = wholeArchiveEntries(bytes, view);
-  return central ? { entries: central, whole: true } : { entries: localEntries(bytes, view), whole: false };
-}
-
-function wholeArchiveEntries(bytes: Uint8Array, view: DataView): HeadEntry[] | null {
-  const eocd = findEndOfCentralDirectory(view);
-  if (eocd === -1) return null;
-  const { count, size, offset } = endRecord(view, eocd);
-  if (offset + size !== eocd) return null;
-  const entries: HeadEntry[] = [];
-  for (const record of centralRecords(bytes, view, offset, count, eocd)) {
-    entries.push({
-      name: record.name,
-      method: record.method,
-      dataStart: headEntryAt(bytes, view, record.localOffset)?.dataStart ?? bytes.byteLength,
-      compressedSize: record.compressedSize,
-    });
-  }
-  return entries.length === count ? entries : null;
-}
-
-function headEntryAt(bytes: Uint8Array, view: DataView, at: number): HeadEntry | null {
-  const local = localHeader(bytes, view, at);
-  if (!local || local.nameEnd > bytes.byteLength) return null;
-  const deferred = (local.flags & 8) !== 0;
-  return {
-    name: entryName(bytes.subarray(at + 30, local.nameEnd)),
-    method: local.method,
-    dataStart: local.dataStart,
-    compressedSize: deferred ? null : local.compressedSize,
-  };
-}
-
-// A hostile head could chain empty entries; real Office files have a few hundred.
-const MAX_HEAD_ENTRIES = 10_000;
-
-function localEntries(bytes: Uint8Array, view: DataView): HeadEntry[] {
-  const entries: HeadEntry[] = [];
-  let p = 0;
-  while (entries.length < MAX_HEAD_ENTRIES) {
-    const entry = headEntryAt(bytes, view, p);
-    if (!entry) break;
-    entries.push(entry);
-    if (entry.compressedSize !== null) {
-      p = entry.dataStart + entry.compressedSize;
-    } else {
-      // Sizes follow the data: find the next header by its signature.
-      p = indexOfBytes(bytes, LOCAL_BYTES, entry.dataStart);
-      if (p === -1) break;
-    }
-  }
-  return entries;
-}
-
-/**
- * Whatever text of an entry lies in the head, inflating at most `cap` bytes of it;
- * `finished` when the entry was read to its end (or could not be read further).
- */
-export function readHeadEntryText(bytes: Uint8Array, entry: HeadEntry, cap: number): { text: string; finished: boolean } {
-  const end = entry.compressedSize === null ? bytes.byteLength : entry.dataStart + entry.compressedSize;
-  const data = bytes.subarray(entry.dataStart, Math.min(end, bytes.byteLength));
-  const whole = end <= bytes.byteLength;
-  const decoder = new TextDecoder();
-  if (entry.method === 0) return { text: decoder.decode(data.subarray(0, cap)), finished: whole };
-  if (entry.method !== 8) return { text: '', finished: true };
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  let ended = false;
-  try {
-    const inflater = new Inflate((chunk, final) => {
-      total += chunk.byteLength;
-      if (total > cap) throw new RangeError('entry longer than the cap');
-      chunks.push(chunk);
-      if (final) ended = true;
-    });
-    for (let i = 0; i < data.byteLength; i += INPUT_SLICE) {
-      const last = whole && entry.compressedSize !== null && i + INPUT_SLICE >= data.byteLength;
-      inflater.push(data.subarray(i, i + INPUT_SLICE), last);
-    }
-  } catch {
-    // A broken or oversized stream: judge by what was inflated before it failed.
-    ended = true;
-  }
-  let text = '';
-  for (const chunk of chunks) text += decoder.decode(chunk, { stream: true });
-  return { text: text + decoder.decode(), finished: ended };
 }

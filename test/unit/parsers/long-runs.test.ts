@@ -7,7 +7,8 @@ import { parsePptx } from '../../../workers/ingest/src/parsers/pptx.ts';
 import { cleanCell } from '../../../workers/ingest/src/parsers/table-rows.ts';
 import { DEFAULT_PARSE_LIMITS, type ParsedDocument } from '../../../workers/ingest/src/parsers/types.ts';
 import { forEachElement, type XmlElement } from '../../../workers/ingest/src/parsers/xml.ts';
-import { type ScanHandler, scan, TEXT_PIECE_CHARS } from '../../../workers/ingest/src/parsers/xml-scan.ts';
+import { type ScanHandler, scan } from '../../../workers/ingest/src/parsers/xml-scan.ts';
+import { TEXT_PIECE_CHARS } from '../../../workers/ingest/src/parsers/xml-window.ts';
 import { docx, pptx } from '../../support/ooxml-files.ts';
 import { seededRandom } from '../../support/seeded-random.ts';
 

@@ -2,7 +2,8 @@ import type { ParseBudget } from './budget.ts';
 import { formatKind, formatNumber } from './number-format.ts';
 import { cleanCell } from './table-rows.ts';
 import type { Block } from './types.ts';
-import { type ScanHandler, SKIP, scan, type XmlText } from './xml-scan.ts';
+import { type ScanHandler, SKIP, scan } from './xml-scan.ts';
+import type { XmlText } from './xml-window.ts';
 
 /**
  * Charts (`c:chartSpace` parts, DrawingML): the text a chart shows — its title, axis titles,

@@ -1,9 +1,10 @@
 import { decodeText } from '#core/documents/text-encoding.ts';
 import type { ParseBudget } from './budget.ts';
 import { ParseError } from './types.ts';
-import { MALFORMED_MESSAGE, SKIP, scan, type XmlText } from './xml-scan.ts';
+import { MALFORMED_MESSAGE, SKIP, scan } from './xml-scan.ts';
+import type { XmlText } from './xml-window.ts';
 
-export type { XmlText } from './xml-scan.ts';
+export type { XmlText } from './xml-window.ts';
 
 /**
  * A small pull parser for the XML inside Office files. It is not fast-xml-parser on
