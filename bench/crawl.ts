@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CRAWLER_TOKEN } from '#core/sources/limits.ts';
-import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
+import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/local/deployment.ts';
 import { freePort } from '../devstack/ports.ts';
 import { callApi, fileForm, type Schema } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';

@@ -6,9 +6,9 @@
 
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fastRetries, type LocalDeploymentOptions, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
+import { fastRetries, type LocalDeploymentOptions, startLocalDeployment, UNLIMITED_RATES } from '../devstack/local/deployment.ts';
+import { startWorker } from '../devstack/local/worker.ts';
 import { freePort } from '../devstack/ports.ts';
-import { startWorker } from '../devstack/worker.ts';
 import { callApi, fileForm, type Schema } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 

@@ -14,7 +14,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import type * as Deployment from '../devstack/deployment.ts';
+import type * as Deployment from '../devstack/local/deployment.ts';
 
 export interface ChildConfig {
   /** The checkout whose devstack and workers run. */
@@ -57,7 +57,7 @@ const config = JSON.parse(process.argv[2] as string) as ChildConfig;
 const send = (message: object) => process.send?.(message);
 
 const { startLocalDeployment, fastRetries, UNLIMITED_RATES } = (await import(
-  pathToFileURL(join(config.root, 'devstack/deployment.ts')).href
+  pathToFileURL(join(config.root, 'devstack/local/deployment.ts')).href
 )) as typeof Deployment;
 
 const deployment = await startLocalDeployment({

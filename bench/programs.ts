@@ -11,9 +11,9 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
+import { startLocalDeployment, UNLIMITED_RATES } from '../devstack/local/deployment.ts';
+import { startWorker } from '../devstack/local/worker.ts';
 import { freePort } from '../devstack/ports.ts';
-import { startWorker } from '../devstack/worker.ts';
 import { callApi } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 import { load, machine } from './machine.ts';

@@ -19,7 +19,7 @@
  * budget serves the whole run, so that no count is cut short by the default budget.
  */
 import { writeFileSync } from 'node:fs';
-import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/deployment.ts';
+import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../devstack/local/deployment.ts';
 import type { Schema } from '../test/support/api-call.ts';
 import { readFlags, text, whole, wholeNumbers } from './flags.ts';
 import { log } from './format.ts';

@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/tenant-fairness.ts [--root <checkout>] [--parallelism 4] [--delay 2] [--wait-a 900] [--out file.json]
  *
- * A deployment like `npm run dev` (devstack/deployment.ts of `--root`, default this checkout) on free
+ * A deployment like `npm run dev` (devstack/local/deployment.ts of `--root`, default this checkout) on free
  * ports, in memory. `--root` runs another checkout's workers and devstack on the same files:
  * `git archive <commit> | tar -x -C DIR` and a symlink to node_modules give the code before a change.
  * `--parallelism` is INGEST_PARALLELISM_PER_USER (0: flow control off; a checkout without it ignores it).
@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
-import type * as DeploymentModule from '../devstack/deployment.ts';
+import type * as DeploymentModule from '../devstack/local/deployment.ts';
 import { callApi, fileForm } from '../test/support/api-call.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 import { HOSTILE_FILES } from '../test/support/hostile-files.ts';
@@ -148,7 +148,7 @@ async function main() {
   // Other work on the machine, before this run adds its own.
   const loadAtStart = load();
   const { startLocalDeployment, UNLIMITED_RATES } = (await import(
-    join(root, 'devstack/deployment.ts')
+    join(root, 'devstack/local/deployment.ts')
   )) as typeof DeploymentModule;
   let counter: Awaited<ReturnType<typeof startEmbeddingCounter>> | undefined;
   const deployment = await startLocalDeployment({

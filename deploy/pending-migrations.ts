@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { RENAMED_MIGRATIONS } from '../devstack/migrate.ts';
+import { RENAMED_MIGRATIONS } from '../devstack/postgres/migrate.ts';
 import type { CheckResult } from './check-result.ts';
 import type { DeployMode } from './checks.ts';
 
@@ -55,7 +55,7 @@ export function migrationsVerdict(files: string[], recorded: string[] | undefine
       subject: SUBJECT,
       message:
         `the database at ${where} records ${renamed.length} migrations under their names before the rename of 2026-11-27 ` +
-        `(${renamed[0]?.old} is now ${renamed[0]?.renamed}): for each pair in RENAMED_MIGRATIONS (devstack/migrate.ts) run ` +
+        `(${renamed[0]?.old} is now ${renamed[0]?.renamed}): for each pair in RENAMED_MIGRATIONS (devstack/postgres/migrate.ts) run ` +
         '`npx supabase migration repair --status reverted <old>` and `--status applied <new>` (README.md → Deploy, step 2)',
     };
   }

@@ -4,9 +4,9 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { createModels } from '#core/adapters/models.ts';
 import { createVectorStore } from '#core/adapters/vectors.ts';
-import { userRoles } from '../devstack/roles.ts';
+import { userRoles } from '../devstack/local/roles.ts';
+import { readDevSettings, settingValues } from '../devstack/local/user-settings.ts';
 import { startDevstack } from '../devstack/stack.ts';
-import { readDevSettings, settingValues } from '../devstack/user-settings.ts';
 import { type ReembedDeps, reembedAll } from './reembed.ts';
 import { parseEnvFile } from './settings.ts';
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { type LocalDeployment, startLocalDeployment } from './deployment.ts';
-import { ROLES, type UserRoles, userRoles } from './roles.ts';
+import { type LocalDeployment, startLocalDeployment } from './local/deployment.ts';
+import { ROLES, type UserRoles, userRoles } from './local/roles.ts';
+import { describeDevSettings, readDevSettings, settingValues } from './local/user-settings.ts';
 import { type Devstack, startDevstack } from './stack.ts';
-import { describeDevSettings, readDevSettings, settingValues } from './user-settings.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const withWorker = !process.argv.includes('--no-worker');

@@ -4,7 +4,7 @@ const SERVICES = ['storage', 'qstash', 'vector', 'models', 'auth', 'dns', 'postg
 /**
  * `auth` is the identity provider's JWKS endpoint only; sign-in and the admin API stay up.
  * `dns` is the DNS-over-HTTPS resolver; `match` a query name with `name=host`.
- * `postgres` is the database as the workers reach it (devstack/postgres.ts): setting it resets
+ * `postgres` is the database as the workers reach it (devstack/postgres/server.ts): setting it resets
  * their open connections before the call that set it returns, and each new one is refused while it
  * lasts (`count` of them, if given). `match` names a worker (`api`, `ingest`, `scoring`); there is no `method`. The
  * devstack's own Auth keeps its direct connection, so sign-in still works.

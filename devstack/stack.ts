@@ -3,20 +3,20 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
-import { createAuthApp } from './auth/app.ts';
+import { createAuthServer } from './auth/server.ts';
 import { declaredBuckets, ensureBuckets } from './buckets.ts';
-import { createDohApp } from './dns/server.ts';
+import { createDnsServer } from './dns/server.ts';
 import { DEFAULT_TEST_ZONE } from './dns/test-zone.ts';
 import { createFaults } from './faults.ts';
 import { type DevstackKeys, loadKeys } from './keys.ts';
-import { migrate } from './migrate.ts';
 import { createExtractiveEngine } from './models/extractive-engine.ts';
 import { createModelServer } from './models/server.ts';
-import { type RunningPostgres, startPostgres } from './postgres.ts';
-import { createQStash } from './qstash/server.ts';
+import { migrate } from './postgres/migrate.ts';
+import { createPostgresServer, type RunningPostgres } from './postgres/server.ts';
+import { createQStashServer } from './qstash/server.ts';
 import { startRedisBackend } from './redis/backend.ts';
-import { createRedisRest } from './redis/server.ts';
-import { createStorageApp } from './storage/app.ts';
+import { createRedisServer } from './redis/server.ts';
+import { createStorageServer } from './storage/server.ts';
 import { createVectorServer } from './vector/server.ts';
 
 export interface DevstackOptions {
@@ -91,7 +91,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   const log = options.log ?? (() => {});
   const keys = await loadKeys(options.dataDir);
 
-  const pg = await startPostgres({
+  const pg = await createPostgresServer({
     databaseUrl: options.databaseUrl,
     dataDir: options.ephemeral ? undefined : `${options.dataDir}/pglite`,
     host,
@@ -143,7 +143,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     embeddingModel: options.externalEmbeddingDimension ? options.externalEmbeddingModel : models.embeddings?.model,
     log,
   });
-  const qstash = createQStash({
+  const qstash = createQStashServer({
     token: secrets.qstashToken,
     currentSigningKey: secrets.qstashCurrentSigningKey,
     nextSigningKey: secrets.qstashNextSigningKey,
@@ -151,8 +151,8 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
     backoffMs: options.qstashBackoffMs,
     log,
   });
-  const redis = redisBackend && createRedisRest({ token: secrets.redisToken, redisUrl: redisBackend.url, log });
-  const storage = createStorageApp({
+  const redis = redisBackend && createRedisServer({ token: secrets.redisToken, redisUrl: redisBackend.url, log });
+  const storage = createStorageServer({
     rootDir: join(dataDir, 'storage'),
     serviceRoleKey: keys.serviceRoleKey,
     anonKey: keys.anonKey,
@@ -169,7 +169,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   app.use('/auth/v1/.well-known/jwks.json', faults.guard('auth'));
   app.route(
     '/auth/v1',
-    createAuthApp({
+    createAuthServer({
       sql,
       privateJwk: keys.privateJwk,
       issuer,
@@ -191,7 +191,7 @@ export async function startDevstack(options: DevstackOptions): Promise<Devstack>
   app.use('/openai/*', faults.guard('models'));
   app.route('/openai', models.app);
   app.use('/dns-query', faults.guard('dns'));
-  app.route('/dns-query', createDohApp({ zone: DEFAULT_TEST_ZONE }));
+  app.route('/dns-query', createDnsServer({ zone: DEFAULT_TEST_ZONE }));
   const server = await listen(app, host, apiPort);
   await ensureBuckets(supabaseUrl, keys.serviceRoleKey, declaredBuckets(SUPABASE_CONFIG));
 

@@ -17,7 +17,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import postgres from 'postgres';
-import { startLocalDeployment } from '../devstack/deployment.ts';
+import { startLocalDeployment } from '../devstack/local/deployment.ts';
 import { signUpUser } from '../test/support/auth-client.ts';
 import { launchChromium } from '../test/support/browser.ts';
 

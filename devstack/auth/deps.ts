@@ -1,7 +1,7 @@
 import type { Sql } from 'postgres';
 import type { TokenSigner } from './tokens.ts';
 
-/** What every handler needs, built once by createAuthApp from its options. */
+/** What every handler needs, built once by createAuthServer from its options. */
 export interface AuthDeps {
   sql: Sql;
   signer: TokenSigner;

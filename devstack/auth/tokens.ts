@@ -25,7 +25,7 @@ export function createTokenSigner(privateJwk: JWK): TokenSigner {
   if (!kid) throw new Error('privateJwk needs a kid: tokens name it and the JWKS publishes it');
 
   const publicJwk: JWK = { kty, crv, x, y, kid, alg: 'ES256', use: 'sig', key_ops: ['verify'] };
-  // Imported on first use because key import is async and createAuthApp is not.
+  // Imported on first use because key import is async and createAuthServer is not.
   let privateKey: Promise<Key> | undefined;
   let publicKey: Promise<Key> | undefined;
 

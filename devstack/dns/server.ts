@@ -35,9 +35,9 @@ const RESERVED_TLDS = ['test', 'invalid'];
 /**
  * The JSON DNS-over-HTTPS API of https://cloudflare-dns.com/dns-query (A, AAAA and
  * CNAME), so the ingestion code resolves hosts the same way against the devstack.
- * Routes are relative: mount with app.route('/dns-query', createDohApp(options)).
+ * Routes are relative: mount with app.route('/dns-query', createDnsServer(options)).
  */
-export function createDohApp(options: DohOptions = {}): Hono {
+export function createDnsServer(options: DohOptions = {}): Hono {
   const zone = new Map(Object.entries(options.zone ?? {}).map(([name, values]) => [normaliseName(name), values]));
   const system = createSystemResolver({
     timeoutMs: options.upstreamTimeoutMs,

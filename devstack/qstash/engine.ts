@@ -1,12 +1,11 @@
+import { attemptDelivery, callbackMessage, type Outcome } from './attempt.ts';
 import { dropUndefined } from './drop-undefined.ts';
 import { Lane, type LaneInfo } from './flow-control.ts';
-import { headerLists } from './headers.ts';
 import { newMessageId } from './ids.ts';
 import type { ParsedPublish } from './publish-request.ts';
 import { compileRetryDelay } from './retry-delay.ts';
-import { signDelivery } from './signature.ts';
 import type { StateChange } from './state-file.ts';
-import type { CallbackSpec, DedupRecord, DeliveryResponse, DlqEntry, StoredMessage } from './types.ts';
+import type { DedupRecord, DlqEntry, StoredMessage } from './types.ts';
 import { callbackPayload } from './wire.ts';
 
 export interface EngineOptions {
@@ -42,11 +41,6 @@ interface Flight {
   /** Stopped with the server: the message stays pending as it was, to be delivered again. */
   halted: boolean;
   done: Promise<void>;
-}
-
-interface Outcome {
-  response?: DeliveryResponse;
-  error?: string;
 }
 
 // setTimeout's ceiling; longer waits re-arm.
@@ -299,7 +293,7 @@ export class DeliveryEngine {
     const flight: Flight = { controller: new AbortController(), cancelled: false, halted: false, done: Promise.resolve() };
     this.inFlight.set(message.messageId, flight);
     lane.start(now);
-    flight.done = this.attempt(message, flight)
+    flight.done = attemptDelivery(message, this.options.signingKey(), this.options.deliveryTimeoutMs, flight.controller)
       .then((outcome) => {
         this.inFlight.delete(message.messageId);
         if (!flight.halted) this.settle(message, outcome, flight.cancelled);
@@ -316,35 +310,6 @@ export class DeliveryEngine {
       });
   }
 
-  private async attempt(message: StoredMessage, flight: Flight): Promise<Outcome> {
-    const timeoutMs = message.timeoutMs ?? this.options.deliveryTimeoutMs;
-    const timer = setTimeout(() => flight.controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    try {
-      // fetch refuses a body on GET; the signature then covers the empty body actually sent.
-      const body = message.method === 'GET' ? new Uint8Array() : new Uint8Array(Buffer.from(message.body, 'base64'));
-      const headers = new Headers(message.headers);
-      headers.set('User-Agent', 'Upstash-QStash');
-      headers.set('Upstash-Message-Id', message.messageId);
-      headers.set('Upstash-Retried', String(message.retried));
-      headers.set('Upstash-Signature', await signDelivery(this.options.signingKey(), message.url, body));
-      const response = await fetch(message.url, {
-        method: message.method,
-        headers,
-        body: message.method === 'GET' ? undefined : body,
-        signal: flight.controller.signal,
-      });
-      const responseBody = Buffer.from(await response.arrayBuffer());
-      return {
-        response: { status: response.status, headers: headerLists(response.headers), body: responseBody.toString('base64') },
-      };
-    } catch (error) {
-      const reason = flight.controller.signal.aborted ? flight.controller.signal.reason : error;
-      return { error: describeError(reason) };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   private settle(message: StoredMessage, outcome: Outcome, cancelled: boolean): void {
     const { response } = outcome;
     const retried = message.retried;
@@ -355,7 +320,7 @@ export class DeliveryEngine {
     }
     // QStash calls the callback after every attempt that got a response, not only the last.
     if (response && message.callback && !message.origin) {
-      this.enqueue(this.reportMessage(message, message.callback, 'callback', callbackPayload(message, retried, response)));
+      this.enqueue(callbackMessage(message, message.callback, 'callback', callbackPayload(message, retried, response)));
     }
     if (response && response.status >= 200 && response.status < 300) {
       this.pending.delete(message.messageId);
@@ -394,31 +359,8 @@ export class DeliveryEngine {
     this.options.log(`qstash: ${what} failed: ${failure}; retries exhausted, moved to the DLQ as ${entry.dlqId}`);
     if (message.failureCallback && !message.origin) {
       const payload = callbackPayload(message, retried, response, entry.dlqId);
-      this.enqueue(this.reportMessage(message, message.failureCallback, 'failure-callback', payload));
+      this.enqueue(callbackMessage(message, message.failureCallback, 'failure-callback', payload));
     }
-  }
-
-  /** Callbacks are messages of their own: signed, retried, and dead-lettered like any other. */
-  private reportMessage(
-    source: StoredMessage,
-    spec: CallbackSpec,
-    origin: StoredMessage['origin'],
-    payload: object,
-  ): StoredMessage {
-    const now = Date.now();
-    return dropUndefined({
-      messageId: newMessageId(),
-      url: spec.url,
-      method: spec.method,
-      headers: { 'Content-Type': 'application/json', ...spec.headers },
-      body: Buffer.from(JSON.stringify(payload)).toString('base64'),
-      maxRetries: spec.retries ?? source.maxRetries,
-      retried: 0,
-      createdAt: now,
-      notBefore: now + (spec.delayMs ?? 0),
-      timeoutMs: spec.timeoutMs,
-      origin,
-    });
   }
 
   private expireDedup(now: number): void {
@@ -439,10 +381,4 @@ export class DeliveryEngine {
     this.idleWaiters = [];
     for (const waiter of waiters) waiter.resolve();
   }
-}
-
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${error.message}${cause}`;
 }

@@ -54,10 +54,10 @@ const DEFAULT_BULK_COUNT = 100;
  * The SDK joins its baseUrl and paths with "/", so mounted at /qstash the publish
  * path is /qstash/v2/publish/<destination URL>.
  */
-export function createQStash(options: QStashOptions): QStash {
+export function createQStashServer(options: QStashOptions): QStash {
   for (const name of ['token', 'currentSigningKey', 'nextSigningKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '')
-      throw new Error(`createQStash: ${name} must be a non-empty string`);
+      throw new Error(`createQStashServer: ${name} must be a non-empty string`);
   }
   const log = options.log ?? (() => {});
   const maxMessageBytes = options.maxMessageBytes ?? 1024 * 1024;

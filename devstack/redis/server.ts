@@ -25,7 +25,7 @@ export interface RedisRest {
  * `/set/key/value?EX=100`. Bearer token or `_token`; `{ result }` and `{ error }` bodies;
  * Redis's errors with HTTP 400, so that the client throws what it throws in production.
  */
-export function createRedisRest(options: RedisRestOptions): RedisRest {
+export function createRedisServer(options: RedisRestOptions): RedisRest {
   const log = options.log ?? (() => {});
   const redis: RedisConnection = connectRedis(options.redisUrl, log);
   const scripts = new ScriptIds();

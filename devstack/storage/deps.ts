@@ -4,7 +4,7 @@ import type { Layout } from './layout.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { UrlSigner } from './signing.ts';
 
-/** What the route handlers share; built once per app by createStorageApp. */
+/** What the route handlers share; built once per app by createStorageServer. */
 export interface StorageDeps {
   keys: ApiKeys;
   layout: Layout;

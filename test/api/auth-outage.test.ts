@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { mintToken, signUp, stack, type TestUser } from '../support/client.ts';
 import { injectFault } from '../support/ingest.ts';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { chromiumAvailable, launchChromium } from '../support/browser.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 

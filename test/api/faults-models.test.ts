@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { api, skipRealPostgres, stack } from '../support/client.ts';
 import { evaluation, eventually, faultCounts, insertEvaluation } from '../support/faults.ts';
 import { type Cast, castUsers } from '../support/fixtures.ts';

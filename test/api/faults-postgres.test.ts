@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createFaults } from '../../devstack/faults.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
 import { api, db, skipRealPostgres, stack } from '../support/client.ts';
 import {
   deadLetters,
@@ -30,7 +30,7 @@ import {
 } from '../support/ingest.ts';
 import { askQuestion, dataOf } from '../support/sse.ts';
 
-// The database taken down for the workers (devstack/postgres-proxy.ts), alone or for one worker
+// The database taken down for the workers (devstack/postgres/proxy.ts), alone or for one worker
 // (`match`). The tests read what was left through their own, direct connection.
 let cast: Cast;
 let collectionId: string;
@@ -296,7 +296,7 @@ describe.skipIf(skipRealPostgres)('the postgres fault, on either engine', () => 
   // does not fail by chance under load.
   const repeats = Number(process.env.PGLITE_FAULT_REPEATS ?? 0);
   it('on PGlite, whose thread listens for each client itself', { timeout: 90_000, repeats }, async () => {
-    const pglite = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+    const pglite = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
     try {
       await exercise(pglite);
     } finally {
@@ -305,6 +305,6 @@ describe.skipIf(skipRealPostgres)('the postgres fault, on either engine', () => 
   });
 
   it('in front of a real PostgreSQL', async () => {
-    await exercise(await startPostgres({ databaseUrl: stack.databaseUrl, host: '127.0.0.1', port: 0 }));
+    await exercise(await createPostgresServer({ databaseUrl: stack.databaseUrl, host: '127.0.0.1', port: 0 }));
   });
 });

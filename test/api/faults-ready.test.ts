@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultyService } from '../../devstack/faults.ts';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { makeAdmin, signUp, skipRealPostgres, stack, type TestUser } from '../support/client.ts';
 import { clearFaults, type FaultOptions, injectFault } from '../support/ingest.ts';
 

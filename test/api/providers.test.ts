@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { api, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 import { SECOND_PROVIDER_PREFIX, type SecondProvider, startSecondProvider } from '../support/second-provider.ts';

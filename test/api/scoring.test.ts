@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { signDelivery } from '../../devstack/qstash/signature.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { api, db, signUp, stack } from '../support/client.ts';
 
 // A real PubMedQA item: its abstract sections are the retrieved sources.

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startWorker } from '../../devstack/local/worker.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningWorker, startWorker } from '../../devstack/worker.ts';
 import { api, db, signUp, stack, type TestUser } from '../support/client.ts';
 import { ingestFile } from '../support/ingest.ts';
 

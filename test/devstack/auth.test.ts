@@ -15,9 +15,9 @@ import {
 } from 'jose';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAuthApp } from '../../devstack/auth/app.ts';
+import { createAuthServer } from '../../devstack/auth/server.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
 
 const anonKey = 'sb_publishable_test-anon-key';
 const serviceRoleKey = 'sb_secret_test-service-key';
@@ -43,9 +43,9 @@ async function call(path: string, init: RequestInit & { headers?: Record<string,
 }
 
 beforeAll(async () => {
-  pg = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  pg = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
   sql = postgres(pg.url, { max: 4, prepare: false, onnotice: () => {} });
-  await sql.unsafe(await readFile(new URL('../../devstack/sql/auth-schema.sql', import.meta.url), 'utf8'));
+  await sql.unsafe(await readFile(new URL('../../devstack/auth/schema.sql', import.meta.url), 'utf8'));
 
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = await exportJWK(privateKey);
@@ -61,7 +61,7 @@ beforeAll(async () => {
   root.route(
     '/auth/v1',
     // A zero reuse interval makes reuse of a rotated refresh token fail at once.
-    createAuthApp({
+    createAuthServer({
       sql,
       privateJwk,
       issuer,
@@ -327,7 +327,7 @@ describe('admin API', () => {
 describe('failures', () => {
   it('answers 500 without internals when the database is unreachable', async () => {
     const broken = postgres('postgres://postgres:postgres@127.0.0.1:1/postgres', { max: 1, connect_timeout: 2 });
-    const app = createAuthApp({ sql: broken, privateJwk, issuer, jwtExpirySeconds, anonKey, serviceRoleKey });
+    const app = createAuthServer({ sql: broken, privateJwk, issuer, jwtExpirySeconds, anonKey, serviceRoleKey });
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const response = await app.request('/token?grant_type=password', {

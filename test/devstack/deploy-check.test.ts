@@ -12,10 +12,10 @@ import { checkQStashAccount } from '../../deploy/qstash-regions.ts';
 import { removeSecrets } from '../../deploy/secrets.ts';
 import { parseEnvFile } from '../../deploy/settings.ts';
 import { localWrangler } from '../../deploy/wrangler.ts';
-import { migrate } from '../../devstack/migrate.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
-import { createQStash, type QStash } from '../../devstack/qstash/server.ts';
+import { migrate } from '../../devstack/postgres/migrate.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
+import { createQStashServer, type QStash } from '../../devstack/qstash/server.ts';
 import { FAKE_ACCOUNT_ID, type FakeCloudflareApi, startFakeCloudflareApi } from '../support/fake-cloudflare-api.ts';
 
 // `npm run deploy -- --check` as it runs: the real wrangler, answered by a stand-in of the Cloudflare API
@@ -36,12 +36,12 @@ let qstashBase: string;
 let database: RunningPostgres;
 
 beforeAll(async () => {
-  database = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  database = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
   const sql = postgres(database.url, { max: 1, prepare: false, onnotice: () => {} });
   await migrate(sql);
   await sql.end();
   api = await startFakeCloudflareApi();
-  qstash = createQStash({ token: keys.token, currentSigningKey: keys.current, nextSigningKey: keys.next });
+  qstash = createQStashServer({ token: keys.token, currentSigningKey: keys.current, nextSigningKey: keys.next });
   const app = new Hono().route('/qstash', qstash.app);
   qstashServer = await new Promise<Server>((resolve) => {
     const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(server as Server));

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalDeployment, startLocalDeployment } from '../../devstack/deployment.ts';
-import { userRoles } from '../../devstack/roles.ts';
-import { readDevSettings, settingValues } from '../../devstack/user-settings.ts';
+import { type LocalDeployment, startLocalDeployment } from '../../devstack/local/deployment.ts';
+import { userRoles } from '../../devstack/local/roles.ts';
+import { readDevSettings, settingValues } from '../../devstack/local/user-settings.ts';
 
 // `npm run dev` as a new user runs it: settings in .dev.vars and in the shell, read from a project
 // directory and an environment of the test's own, then the devstack and the three workers under

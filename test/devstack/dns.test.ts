@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkUrl, createResolver, DnsError } from '#core/urls/dns.ts';
-import { createDohApp } from '../../devstack/dns/server.ts';
+import { createDnsServer } from '../../devstack/dns/server.ts';
 import { DEFAULT_TEST_ZONE } from '../../devstack/dns/test-zone.ts';
 import { freePort } from '../../devstack/ports.ts';
 
@@ -22,10 +22,10 @@ async function start(app: Hono): Promise<[string, () => Promise<void>]> {
 }
 
 beforeAll(async () => {
-  const [url, stop] = await start(createDohApp({ zone: DEFAULT_TEST_ZONE }));
+  const [url, stop] = await start(createDnsServer({ zone: DEFAULT_TEST_ZONE }));
   // Upstream DNS on a loopback port nobody listens on: every real lookup fails.
   const [deadUrl, stopDead] = await start(
-    createDohApp({ upstreamServers: [`127.0.0.1:${await freePort()}`], upstreamTimeoutMs: 300 }),
+    createDnsServer({ upstreamServers: [`127.0.0.1:${await freePort()}`], upstreamTimeoutMs: 300 }),
   );
   dohUrl = url;
   deadDohUrl = deadUrl;

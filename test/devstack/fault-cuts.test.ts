@@ -1,14 +1,14 @@
 /**
- * The `postgres` fault's cut of open connections (devstack/faults.ts, devstack/postgres.ts,
- * devstack/pglite-wire.ts, devstack/postgres-proxy.ts): done before setting the fault answers, and
+ * The `postgres` fault's cut of open connections (devstack/faults.ts, devstack/postgres/server.ts,
+ * devstack/postgres/pglite-wire.ts, devstack/postgres/proxy.ts): done before setting the fault answers, and
  * never leaving a socket that cannot close.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaults } from '../../devstack/faults.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
-import { resetSocket } from '../../devstack/reset-socket.ts';
+import { resetSocket } from '../../devstack/postgres/reset-socket.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
 
 /** A server whose accepted sockets `onSocket` gets, and a client connected to it. */
 async function socketPair(onSocket: (socket: Socket) => void): Promise<{ client: Socket; server: Server }> {
@@ -84,7 +84,7 @@ describe('setting a postgres fault', () => {
 describe('the PGlite thread’s cut', () => {
   let pg: RunningPostgres;
   beforeAll(async () => {
-    pg = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+    pg = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
   });
   afterAll(() => pg.stop());
 

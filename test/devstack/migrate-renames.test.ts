@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, expect, it } from 'vitest';
-import { migrate, RENAMED_MIGRATIONS } from '../../devstack/migrate.ts';
+import { migrate, RENAMED_MIGRATIONS } from '../../devstack/postgres/migrate.ts';
 import { createTestDatabase } from '../support/real-postgres.ts';
 
 const created = await createTestDatabase();

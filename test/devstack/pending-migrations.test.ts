@@ -2,9 +2,9 @@ import { readdirSync } from 'node:fs';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { appliedVersions, checkPendingMigrations } from '../../deploy/pending-migrations.ts';
-import { MIGRATIONS_DIR, migrate, RENAMED_MIGRATIONS } from '../../devstack/migrate.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
+import { MIGRATIONS_DIR, migrate, RENAMED_MIGRATIONS } from '../../devstack/postgres/migrate.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
 
 // `npm run deploy -- --check` with DATABASE_URL, against the devstack's database (PGlite on the wire),
 // which records its migrations in supabase_migrations.schema_migrations as the Supabase CLI does.
@@ -14,7 +14,7 @@ const files = readdirSync(MIGRATIONS_DIR).filter((name) => /^\d{14}_.+\.sql$/.te
 const check = () => checkPendingMigrations({ mode: 'check', files, databaseUrl: pg.url });
 
 beforeAll(async () => {
-  pg = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  pg = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
   sql = postgres(pg.url, { max: 1, prepare: false, onnotice: () => {} });
 });
 

@@ -1,6 +1,6 @@
 /**
- * PGlite served on the wire protocol from its own thread (devstack/pglite-thread.ts,
- * devstack/pglite-wire.ts): many connections share its one session, each keeping it only
+ * PGlite served on the wire protocol from its own thread (devstack/postgres/pglite-thread.ts,
+ * devstack/postgres/pglite-wire.ts): many connections share its one session, each keeping it only
  * inside a transaction or between a Bind and its Sync.
  */
 import { connect, type Socket } from 'node:net';
@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/ports.ts';
-import { type RunningPostgres, startPostgres } from '../../devstack/postgres.ts';
+import { createPostgresServer, type RunningPostgres } from '../../devstack/postgres/server.ts';
 
 let pg: RunningPostgres;
 let sql: postgres.Sql;
@@ -22,7 +22,7 @@ function client(max = 2) {
 }
 
 beforeAll(async () => {
-  pg = await startPostgres({ host: '127.0.0.1', port: await freePort() });
+  pg = await createPostgresServer({ host: '127.0.0.1', port: await freePort() });
   sql = client(4);
   await sql`create table items (id int primary key, owner int not null, label text not null, extra jsonb)`;
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/ports.ts';
 import { parseDuration } from '../../devstack/qstash/durations.ts';
 import { compileRetryDelay } from '../../devstack/qstash/retry-delay.ts';
-import { createQStash, type QStash, type QStashOptions } from '../../devstack/qstash/server.ts';
+import { createQStashServer, type QStash, type QStashOptions } from '../../devstack/qstash/server.ts';
 
 const token = 'qstash-test-token';
 const currentSigningKey = 'sig_testCurrentKey000000000000000';
@@ -82,7 +82,7 @@ interface Running {
 }
 
 async function startQStash(overrides: Partial<QStashOptions> = {}): Promise<Running> {
-  const qstash = createQStash({ token, currentSigningKey, nextSigningKey, backoffMs: (retry) => 40 * retry, ...overrides });
+  const qstash = createQStashServer({ token, currentSigningKey, nextSigningKey, backoffMs: (retry) => 40 * retry, ...overrides });
   const root = new Hono();
   root.route('/qstash', qstash.app);
   const server = await listen(root, await freePort());
@@ -722,9 +722,9 @@ describe('QStash devstack: persistence', () => {
   it('refuses a state file that is not its own, rather than starting empty', async () => {
     const stateFile = join(dir, 'garbage.json');
     await writeFile(stateFile, '{ not json');
-    expect(() => createQStash({ token, currentSigningKey, nextSigningKey, stateFile })).toThrow(/not valid JSON/);
+    expect(() => createQStashServer({ token, currentSigningKey, nextSigningKey, stateFile })).toThrow(/not valid JSON/);
     await writeFile(stateFile, '{"version": 7}');
-    expect(() => createQStash({ token, currentSigningKey, nextSigningKey, stateFile })).toThrow(
+    expect(() => createQStashServer({ token, currentSigningKey, nextSigningKey, stateFile })).toThrow(
       /not a QStash devstack state file/,
     );
   });

@@ -15,7 +15,7 @@ import { type RedisBackend, startRedisBackend } from '../../devstack/redis/backe
 import { ping } from '../../devstack/redis/ping.ts';
 import { findRedisServer } from '../../devstack/redis/redis-server.ts';
 import { withoutUpstashFlag } from '../../devstack/redis/scripts.ts';
-import { createRedisRest, type RedisRest } from '../../devstack/redis/server.ts';
+import { createRedisServer, type RedisRest } from '../../devstack/redis/server.ts';
 
 const token = 'redis-test-token';
 // Other test runs and devstacks share this Redis: every key here starts with this, and only those are deleted.
@@ -54,7 +54,7 @@ interface Front {
 
 /** The REST front under /redis on a free loopback port, as the devstack mounts it. */
 async function startFront(redisUrl: string): Promise<Front> {
-  const rest = createRedisRest({ token, redisUrl });
+  const rest = createRedisServer({ token, redisUrl });
   const root = new Hono().route('/redis', rest.app);
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const listening = serve({ fetch: root.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening));

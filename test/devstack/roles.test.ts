@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readUserSettings, roleVars, userRoles } from '../../devstack/roles.ts';
+import { readUserSettings, roleVars, userRoles } from '../../devstack/local/roles.ts';
 
 describe('npm run dev: the roles the user points elsewhere', () => {
   it('takes a role when its model is set, with its own endpoint, else the shared one, else OpenAI', () => {

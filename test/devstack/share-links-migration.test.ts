@@ -3,10 +3,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, expect, it } from 'vitest';
-import { MIGRATIONS_DIR } from '../../devstack/migrate.ts';
+import { MIGRATIONS_DIR } from '../../devstack/postgres/migrate.ts';
 
 const SHARE_LINKS = '20261123185417_share_links.sql';
-const AUTH_SCHEMA = new URL('../../devstack/sql/auth-schema.sql', import.meta.url).pathname;
+const AUTH_SCHEMA = new URL('../../devstack/auth/schema.sql', import.meta.url).pathname;
 const db = new PGlite();
 afterAll(() => db.close());
 

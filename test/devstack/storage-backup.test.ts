@@ -10,7 +10,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportBucket, importBucket, isSafeKey, type Manifest, type StorageTarget } from '../../deploy/storage-backup.ts';
 import { freePort } from '../../devstack/ports.ts';
-import { createStorageApp } from '../../devstack/storage/app.ts';
+import { createStorageServer } from '../../devstack/storage/server.ts';
 
 // deploy/storage-backup.ts against the devstack's Storage: one project's bucket copied out to a directory
 // and into a second project, whose bucket does not exist yet, as a restore after losing a project would.
@@ -30,7 +30,7 @@ async function startProject(name: string): Promise<Project> {
   const serviceKey = `sb_secret_${name}-service`;
   const app = new Hono().route(
     '/storage/v1',
-    createStorageApp({
+    createStorageServer({
       rootDir: join(sandbox, name),
       serviceRoleKey: serviceKey,
       anonKey: `sb_publishable_${name}-anon`,

@@ -8,8 +8,8 @@ import { createClient } from '@supabase/supabase-js';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/ports.ts';
-import { createStorageApp } from '../../devstack/storage/app.ts';
 import { boundaryOf, type PartHeaders, parseMultipart } from '../../devstack/storage/multipart.ts';
+import { createStorageServer } from '../../devstack/storage/server.ts';
 
 const anonKey = 'sb_publishable_storage-test-anon';
 const serviceRoleKey = 'sb_secret_storage-test-service';
@@ -53,7 +53,7 @@ beforeAll(async () => {
   const root = new Hono();
   root.route(
     '/storage/v1',
-    createStorageApp({
+    createStorageServer({
       rootDir,
       serviceRoleKey,
       anonKey,
@@ -161,7 +161,7 @@ describe('objects', () => {
 
     const restarted = new Hono().route(
       '/storage/v1',
-      createStorageApp({ rootDir, serviceRoleKey, anonKey, signingSecret: 'test-signing-secret', publicUrl: url }),
+      createStorageServer({ rootDir, serviceRoleKey, anonKey, signingSecret: 'test-signing-secret', publicUrl: url }),
     );
     expect(existsSync(staleUpload)).toBe(false);
     const files = createClient(url, serviceRoleKey, {

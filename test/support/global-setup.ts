@@ -1,6 +1,6 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
-import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../../devstack/deployment.ts';
+import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../../devstack/local/deployment.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { startPageServer } from './page-server.ts';
 import { createTestDatabase } from './real-postgres.ts';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvFile } from '../../deploy/settings.ts';
 import { settingNames, WORKERS } from '../../deploy/workers.ts';
-import { userRoles } from '../../devstack/roles.ts';
-import { describeDevSettings, readDevSettings, settingValues } from '../../devstack/user-settings.ts';
+import { userRoles } from '../../devstack/local/roles.ts';
+import { describeDevSettings, readDevSettings, settingValues } from '../../devstack/local/user-settings.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkMigrationDates, committedAt, migrationDateProblems, versionTime } from '../../deploy/migrations.ts';
-import { RENAMED_MIGRATIONS } from '../../devstack/migrate.ts';
+import { RENAMED_MIGRATIONS } from '../../devstack/postgres/migrate.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 // A shallow clone has no commit that added the old names.

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStorageApp } from '../../devstack/storage/app.ts';
+import { createStorageServer } from '../../devstack/storage/server.ts';
 
 // The web app (the API worker's origin) opens a cited PDF from the devstack's Storage (another origin) as it
 // does from Supabase's: pdf.js fetches the signed link across origins and reads it in byte ranges only where
@@ -10,14 +10,14 @@ import { createStorageApp } from '../../devstack/storage/app.ts';
 const serviceRoleKey = 'sb_secret_cors-test';
 const bytes = new Uint8Array(300_000).map((_, i) => i % 251);
 let sandbox: string;
-let app: ReturnType<typeof createStorageApp>;
+let app: ReturnType<typeof createStorageServer>;
 let signedPath: string;
 
 const asService = { apikey: serviceRoleKey, Authorization: `Bearer ${serviceRoleKey}` };
 
 beforeAll(async () => {
   sandbox = await mkdtemp(join(tmpdir(), 'signed-link-cors-'));
-  app = createStorageApp({
+  app = createStorageServer({
     rootDir: sandbox,
     serviceRoleKey,
     anonKey: 'sb_publishable_cors-test',

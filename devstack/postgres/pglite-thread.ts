@@ -4,7 +4,7 @@
  * devstack's event loop with Storage, QStash, Vector and the models, nor wait for them.
  * The workers' own ports listen here too, so their bytes never cross that event loop
  * either; only the decision to admit a new connection (the `postgres` fault) does.
- * devstack/postgres.ts starts it and speaks the messages below.
+ * devstack/postgres/server.ts starts it and speaks the messages below.
  */
 import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -67,7 +67,7 @@ try {
       questions.get(command.id)?.(command.ok);
       questions.delete(command.id);
     } else if (command.type === 'cut') {
-      // Answered once done, so that setting the fault returns only after the reset (devstack/postgres.ts).
+      // Answered once done, so that setting the fault returns only after the reset (devstack/postgres/server.ts).
       server.cut(command.match);
       post({ type: 'cut', id: command.id });
     } else if (command.type === 'listen') {

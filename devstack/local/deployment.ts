@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.ts';
+import { freePort } from '../ports.ts';
+import { type Devstack, type DevstackOptions, startDevstack } from '../stack.ts';
 import { roleVars, type UserRoles } from './roles.ts';
-import { type Devstack, type DevstackOptions, startDevstack } from './stack.ts';
 import { type RunningWorker, startWorker } from './worker.ts';
 
 export type WorkerName = 'api' | 'ingest' | 'scoring';
@@ -33,7 +33,7 @@ export interface LocalDeploymentOptions {
   roles?: UserRoles;
   /**
    * The user's own settings for each worker (`npm run dev`: the shell and .dev.vars, split by what each
-   * worker reads; devstack/user-settings.ts). They win over the devstack's wiring and the roles.
+   * worker reads; devstack/local/user-settings.ts). They win over the devstack's wiring and the roles.
    */
   settings?: Partial<Record<WorkerName, Record<string, string>>>;
   /** Runs once the devstack is up, before any worker starts. */

@@ -2,9 +2,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Sql } from 'postgres';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = new URL('../..', import.meta.url).pathname;
 export const MIGRATIONS_DIR = join(root, 'supabase/migrations');
-const AUTH_SCHEMA = join(root, 'devstack/sql/auth-schema.sql');
+const AUTH_SCHEMA = join(root, 'devstack/auth/schema.sql');
 
 /**
  * Versions the migrations had before they were renamed to the times of the commits that added them

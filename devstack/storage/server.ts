@@ -38,10 +38,10 @@ const DEFAULT_UPLOAD_FILE_SIZE_LIMIT = 5 * 1024 ** 3;
  * The subset of the Supabase Storage API that `supabase.storage` uses: buckets, object
  * upload, download, list, remove, move, copy and signed URLs, kept as plain files under
  * rootDir. Routes are relative to /storage/v1: mount with
- * app.route('/storage/v1', createStorageApp(options)).
+ * app.route('/storage/v1', createStorageServer(options)).
  */
-export function createStorageApp(options: StorageOptions): Hono {
-  if (!options.signingSecret) throw new Error('createStorageApp: signingSecret must not be empty');
+export function createStorageServer(options: StorageOptions): Hono {
+  if (!options.signingSecret) throw new Error('createStorageServer: signingSecret must not be empty');
   const now = options.now ?? Date.now;
   const layout = new Layout(options.rootDir);
   prepareStagingArea(layout.tmpDir);

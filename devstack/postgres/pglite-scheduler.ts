@@ -16,7 +16,7 @@ interface Task {
  * that session (its transaction, its unnamed portal), so a connection that is mid-way
  * (inside a transaction, or between a Bind and its Sync) keeps it, and the others wait.
  * Whether a connection keeps it after a turn is the turn's own answer: the wire protocol
- * code knows what the connection left open (devstack/pglite-wire.ts).
+ * code knows what the connection left open (devstack/postgres/pglite-wire.ts).
  */
 export class SessionScheduler {
   private queue: Task[] = [];

@@ -31,9 +31,9 @@ export interface AuthOptions {
 /**
  * The subset of Supabase Auth (GoTrue v2) that supabase-js needs for email and
  * password users, plus the gateway's API key check. Routes are relative to
- * /auth/v1: mount with app.route('/auth/v1', createAuthApp(options)).
+ * /auth/v1: mount with app.route('/auth/v1', createAuthServer(options)).
  */
-export function createAuthApp(options: AuthOptions): Hono {
+export function createAuthServer(options: AuthOptions): Hono {
   const deps: AuthDeps = {
     sql: options.sql,
     signer: createTokenSigner(options.privateJwk),

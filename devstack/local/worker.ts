@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { devNull } from 'node:os';
 import { join } from 'node:path';
-import { buildWebAssets } from '../web/build.ts';
-import { freePort } from './ports.ts';
+import { buildWebAssets } from '../../web/build.ts';
+import { freePort } from '../ports.ts';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = new URL('../..', import.meta.url).pathname;
 
 export interface WorkerOptions {
   /** A wrangler config, relative to the project root. */

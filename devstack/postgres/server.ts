@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { PGliteThreadCommand, PGliteThreadOptions, PGliteThreadReply } from './pglite-thread.ts';
-import { type PostgresProxy, startPostgresProxy } from './postgres-proxy.ts';
+import { type PostgresProxy, startPostgresProxy } from './proxy.ts';
 
 export interface RunningPostgres {
   /** Connection string for clients; it always carries a password because wrangler's Hyperdrive insists on one. */
@@ -26,7 +26,7 @@ export interface PostgresOptions {
 
 const THREAD = new URL('./pglite-thread.ts', import.meta.url);
 
-export async function startPostgres(options: PostgresOptions): Promise<RunningPostgres> {
+export async function createPostgresServer(options: PostgresOptions): Promise<RunningPostgres> {
   if (options.databaseUrl) {
     const url = withPassword(options.databaseUrl);
     return {
@@ -88,7 +88,7 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
 
 const send = (thread: Worker, message: PGliteThreadCommand) => thread.postMessage(message);
 
-/** PGlite and its server in a worker thread (devstack/pglite-thread.ts), once it listens. */
+/** PGlite and its server in a worker thread (devstack/postgres/pglite-thread.ts), once it listens. */
 async function startThread(options: PGliteThreadOptions): Promise<Worker> {
   const thread = new Worker(THREAD, { workerData: options });
   const answer = await reply(thread).catch(async (error: unknown) => {

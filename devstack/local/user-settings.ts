@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import { DEPLOY_SETTINGS, isSecretSetting, settingsFor } from '../deploy/settings.ts';
-import { settingNames, WORKERS } from '../deploy/workers.ts';
+import { DEPLOY_SETTINGS, isSecretSetting, settingsFor } from '../../deploy/settings.ts';
+import { settingNames, WORKERS } from '../../deploy/workers.ts';
 import { ROLES, type UserRoles } from './roles.ts';
 
 type WorkerName = (typeof WORKERS)[number]['name'];
