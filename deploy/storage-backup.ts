@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, openAsBlob, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,6 +8,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseEnvFile } from './settings.ts';
+import {
+  type BucketSettings,
+  StorageCallError,
+  type StorageTarget,
+  type StoredObject,
+  storageApi,
+  withRetries,
+} from './storage-api.ts';
 
 // `npx tsx deploy/storage-backup.ts export --to DIR` and `import --from DIR`: a project's Storage bucket
 // (the originals, figures and scanned pages) copied out to a directory and back in, through Storage's REST
@@ -19,30 +27,11 @@ import { parseEnvFile } from './settings.ts';
 // DIR that holds an earlier export downloads only what changed; an import skips keys the bucket already
 // holds, so either can be run again after it stopped part-way.
 
-export interface StorageTarget {
-  /** The project's URL, https://<ref>.supabase.co (or the devstack's). */
-  url: string;
-  /** The secret key (sb_secret_… or the legacy service_role key): it reads and writes every bucket. */
-  serviceKey: string;
-  bucket: string;
-}
+export type { StorageTarget } from './storage-api.ts';
 
-export interface BackupEntry {
-  key: string;
-  size: number;
-  content_type: string;
-  cache_control: string | null;
+/** An object of the bucket as the backup holds it: as listed, and the file of its content. */
+export interface BackupEntry extends StoredObject {
   sha256: string;
-  /** As the listing reported them: an unchanged object is not downloaded again. */
-  etag: string | null;
-  last_modified: string | null;
-}
-
-export interface BucketSettings {
-  id: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
 }
 
 export interface Manifest {
@@ -63,161 +52,12 @@ export interface TransferOptions {
 
 const MANIFEST = 'manifest.json';
 const OBJECTS = 'objects';
-const PAGE = 1000;
-const ATTEMPTS = 3;
-
-/** A Storage call that failed: `status` 0 when nothing answered. */
-class StorageCallError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const retryable = (error: unknown) =>
-  !(error instanceof StorageCallError) || error.status === 0 || error.status === 429 || error.status >= 500;
-
-async function withRetries<T>(work: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (attempt >= ATTEMPTS || !retryable(error)) throw error;
-      await new Promise((done) => setTimeout(done, 500 * 4 ** (attempt - 1)));
-    }
-  }
-}
 
 /** Keys Storage itself would refuse, and any that could name a path outside a directory. */
 export function isSafeKey(key: string): boolean {
   if (key.length === 0 || key.length > 1024 || key.startsWith('/') || key.includes('\0')) return false;
   return key.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
 }
-
-/** Storage's REST API, reduced to what a backup needs. */
-function storageApi(target: StorageTarget) {
-  const base = `${target.url.replace(/\/+$/, '')}/storage/v1`;
-  const headers = { apikey: target.serviceKey, authorization: `Bearer ${target.serviceKey}` };
-  const objectPath = (key: string) => `${encodeURIComponent(target.bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
-
-  async function call(
-    path: string,
-    init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> } = {},
-  ): Promise<Response> {
-    let response: Response;
-    try {
-      response = await fetch(`${base}${path}`, { ...init, headers: { ...headers, ...init.headers } });
-    } catch (error) {
-      throw new StorageCallError(0, `Storage could not be reached: ${(error as Error).message}`);
-    }
-    if (response.ok) return response;
-    // Storage answers errors as {statusCode, error, message}; the key is never echoed back.
-    const text = await response.text().catch(() => '');
-    let message = text.slice(0, 300);
-    let status = response.status;
-    try {
-      const body = JSON.parse(text) as { statusCode?: string; message?: string };
-      message = body.message ?? message;
-      // A missing bucket or object is HTTP 400 with statusCode "404".
-      if (body.statusCode && /^\d{3}$/.test(body.statusCode)) status = Number(body.statusCode);
-    } catch {
-      // not JSON
-    }
-    throw new StorageCallError(status, `HTTP ${response.status}: ${message}`);
-  }
-
-  return {
-    async bucket(): Promise<BucketSettings | undefined> {
-      try {
-        const found = (await (await call(`/bucket/${encodeURIComponent(target.bucket)}`)).json()) as BucketSettings;
-        return {
-          id: found.id,
-          public: found.public,
-          file_size_limit: found.file_size_limit ?? null,
-          allowed_mime_types: found.allowed_mime_types ?? null,
-        };
-      } catch (error) {
-        if (error instanceof StorageCallError && error.status === 404) return undefined;
-        throw error;
-      }
-    },
-
-    async createBucket(settings: BucketSettings): Promise<void> {
-      await call('/bucket', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...settings, id: target.bucket, name: target.bucket }),
-      });
-    },
-
-    /** Every object in the bucket. Storage lists one folder level at a time; a folder has no id. */
-    async listAll(): Promise<Omit<BackupEntry, 'sha256'>[]> {
-      const found: Omit<BackupEntry, 'sha256'>[] = [];
-      const folders = [''];
-      for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
-        for (let offset = 0; ; offset += PAGE) {
-          const page = (await withRetries(async () =>
-            (
-              await call(`/object/list/${encodeURIComponent(target.bucket)}`, {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ prefix: folder, limit: PAGE, offset, sortBy: { column: 'name', order: 'asc' } }),
-              })
-            ).json(),
-          )) as ListedEntry[];
-          for (const entry of page) {
-            const key = folder === '' ? entry.name : `${folder}/${entry.name}`;
-            if (!entry.id) folders.push(key);
-            else found.push(listed(key, entry));
-          }
-          if (page.length < PAGE) break;
-        }
-      }
-      return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    },
-
-    /** The object's bytes as a stream, or undefined if it went since it was listed. */
-    async download(key: string): Promise<Response | undefined> {
-      try {
-        return await call(`/object/authenticated/${objectPath(key)}`);
-      } catch (error) {
-        if (error instanceof StorageCallError && error.status === 404) return undefined;
-        throw error;
-      }
-    },
-
-    async upload(key: string, file: string, entry: BackupEntry, overwrite: boolean): Promise<void> {
-      await call(`/object/${objectPath(key)}`, {
-        method: 'POST',
-        headers: {
-          'content-type': entry.content_type,
-          'x-upsert': overwrite ? 'true' : 'false',
-          ...(entry.cache_control ? { 'cache-control': entry.cache_control } : {}),
-        },
-        // A Blob backed by the file: sent with its length, never read whole into memory.
-        body: (await openAsBlob(file, { type: entry.content_type })) as unknown as Blob,
-      });
-    },
-  };
-}
-
-interface ListedEntry {
-  name: string;
-  id: string | null;
-  updated_at: string | null;
-  metadata: { size?: number; mimetype?: string; cacheControl?: string; eTag?: string; lastModified?: string } | null;
-}
-
-const listed = (key: string, entry: ListedEntry): Omit<BackupEntry, 'sha256'> => ({
-  key,
-  size: entry.metadata?.size ?? 0,
-  content_type: entry.metadata?.mimetype ?? 'application/octet-stream',
-  cache_control: entry.metadata?.cacheControl ?? null,
-  etag: entry.metadata?.eTag ?? null,
-  last_modified: entry.metadata?.lastModified ?? entry.updated_at ?? null,
-});
 
 /** Runs `work` on every item, `concurrency` at a time; the failures are returned, not thrown. */
 async function eachLimited<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>) {
@@ -288,7 +128,7 @@ export async function exportBucket(target: StorageTarget, dir: string, options: 
   log(`${objects.length} objects in bucket ${target.bucket}`);
 
   const entries = new Map<string, BackupEntry>();
-  const toFetch: Omit<BackupEntry, 'sha256'>[] = [];
+  const toFetch: StoredObject[] = [];
   for (const object of objects) {
     const before = previous.get(object.key);
     const unchanged =
