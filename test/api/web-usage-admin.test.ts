@@ -168,7 +168,9 @@ describe.skipIf(!chromiumAvailable)('the usage and admin pages in headless Chrom
       await page.getByRole('navigation', { name: 'Pages of users' }).getByRole('button', { name: 'Next' }).click();
     }
     await row.waitFor();
-    expect(await row.locator('th').textContent()).toBe(user.email);
+    const named = await row.locator('th').textContent();
+    expect(named?.startsWith(`${user.email}joined `)).toBe(true);
+    expect(named).toMatch(/; (signed in|never signed in)/);
     const usage = await usageOf(user.token);
     expect(await row.locator('td.num').nth(3).textContent()).toBe(figure(usage.totals.input_tokens));
 

@@ -52,8 +52,6 @@ export function UsersSection() {
             <thead>
               <tr>
                 <th scope="col">User</th>
-                <th scope="col">Joined</th>
-                <th scope="col">Last signed in</th>
                 <th scope="col" class="num">
                   Collections
                 </th>
@@ -82,11 +80,17 @@ export function UsersSection() {
                   <th scope="row" title={user.id}>
                     {user.email ?? `No email (${user.id.slice(0, 8)})`}
                     {user.is_admin && <span class="badge">admin</span>}
+                    <span class="hint user-dates">
+                      joined <When iso={user.created_at} date />;{' '}
+                      {user.last_sign_in_at ? (
+                        <>
+                          signed in <When iso={user.last_sign_in_at} />
+                        </>
+                      ) : (
+                        'never signed in'
+                      )}
+                    </span>
                   </th>
-                  <td>
-                    <When iso={user.created_at} date />
-                  </td>
-                  <td>{user.last_sign_in_at ? <When iso={user.last_sign_in_at} /> : 'Never'}</td>
                   <td class="num">{count(user.collections)}</td>
                   <td class="num">{count(user.documents)}</td>
                   <td class="num">{count(user.calls)}</td>
