@@ -8,21 +8,31 @@
  * shows two API keys (one used) and a key just made, and two webhooks whose receivers, on loopback (a
  * origin trusted for webhooks), answer 204 and 503: one delivery made, one waiting for its retry. The sources page
  * shows a second collection's two sources, kept in sync from a small site served on loopback (an origin trusted for
- * URL ingestion): the site, synced twice, and one page, paused; and the site's run history.
+ * URL ingestion): the site, synced twice, and one page, paused; and the site's run history. The usage page shows the
+ * user's model usage; so that its chart has days to draw, the day's usage of questions and scoring is also copied into
+ * the 13 days before today, its tokens varied (rows not made through the API either). The admin page, seen by a
+ * second user made an administrator, shows a URL job that failed (a page the site does not have), one stuck (its rows
+ * written as POST /ingest/url writes them, without the queue message, and left untouched for 25 minutes, which is what a
+ * lost message leaves), a second such job that the administrator retried, and the audit log of all of it.
  *
- *   npx tsx web/screenshots.ts
+ *   npx tsx web/screenshots.ts                 every screenshot
+ *   npx tsx web/screenshots.ts usage admin     only those named (the part of the name before the theme)
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import postgres from 'postgres';
+import { createJobRepo } from '#core/db/jobs.ts';
 import { startLocalDeployment } from '../devstack/local/deployment.ts';
-import { signUpUser } from '../test/support/auth-client.ts';
+import { grantAdmin, signIn, signUpUser } from '../test/support/auth-client.ts';
 import { launchChromium } from '../test/support/browser.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, 'docs/screenshots');
+// The screenshots asked for by name (`usage`, `admin`, `chat`, …), or, with none named, all of them.
+const only = new Set(process.argv.slice(2));
+const wanted = (name: string) => only.size === 0 || only.has(name);
 const NOTES = `# Tidal energy
 
 ## La Rance
@@ -172,7 +182,67 @@ try {
   await syncEnded(siteSource);
   await call('PATCH', `/sources/${pageSource}`, JSON.stringify({ paused: true }));
 
-  const shoot = (page: Page, name: string, fullPage = false) => page.screenshot({ path: join(out, `${name}.png`), fullPage });
+  // Usage: the day's questions and their scoring copied into the 13 days before, their tokens varied day by day.
+  const usageSql = postgres(stack.databaseUrl, { max: 1 });
+  await usageSql`
+    insert into usage_events (created_at, day, user_id, api_key_id, collection_id, request_id, evaluation_id, kind, purpose,
+                              model, calls, input_tokens, output_tokens, characters, documents)
+    select created_at - d * interval '1 day', day - d, user_id, api_key_id, collection_id, request_id, evaluation_id, kind,
+           purpose, model, calls, (input_tokens * (0.4 + (d * 37 % 10) / 10.0))::int,
+           (output_tokens * (0.3 + (d * 53 % 10) / 8.0))::int, characters, documents
+      from usage_events, generate_series(1, 13) as d
+     where user_id = ${user.id} and purpose in ('query', 'scoring')`;
+
+  // The admin page's jobs: one failed (a page the site does not have), two whose queue message was lost (rows only,
+  // untouched for 25 minutes), one of them retried by the administrator.
+  const failedJob = (await (
+    await call('POST', '/ingest/url', JSON.stringify({ url: `${siteUrl}/tides/swansea.html`, collection_id: readingList.id }))
+  ).json()) as { job_id: string };
+  for (let status = ''; status !== 'failed' && status !== 'succeeded'; ) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    status = ((await (await call('GET', `/ingest/jobs/${failedJob.job_id}`)).json()) as { status: string }).status;
+  }
+  const lostJob = async (url: string) => {
+    const [documentId, jobId] = [crypto.randomUUID(), crypto.randomUUID()];
+    const job = { id: jobId, user_id: user.id, collection_id: readingList.id, source: url, api_key_id: null };
+    await createJobRepo(usageSql).insertWithDocument(
+      {
+        id: documentId,
+        collection_id: readingList.id,
+        user_id: user.id,
+        name: url,
+        source_kind: 'url',
+        source_url: url,
+        content_type: 'text/html',
+        doc_type: null,
+        size_bytes: 0,
+        storage_path: null,
+        chunk_size: 1000,
+      },
+      job,
+    );
+    await usageSql`update ingest_jobs set updated_at = now() - interval '25 minutes' where id = ${jobId}`;
+    return jobId;
+  };
+  await lostJob(`${siteUrl}/tides/sihwa.html`);
+  const retried = await lostJob(`${siteUrl}/tides/annapolis.html`);
+  await usageSql.end();
+  const grace = await signUpUser({ supabaseUrl: stack.supabaseUrl, anonKey: stack.keys.anonKey }, 'grace@example.com');
+  await grantAdmin(
+    { supabaseUrl: stack.supabaseUrl, anonKey: stack.keys.anonKey, serviceRoleKey: stack.keys.serviceRoleKey },
+    grace.id,
+  );
+  const admin = await signIn({ supabaseUrl: stack.supabaseUrl, anonKey: stack.keys.anonKey }, grace.email);
+  const retry = await fetch(`${apiUrl}/admin/jobs/${retried}/retry`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${admin.token}` },
+  });
+  if (retry.status !== 202) throw new Error(`POST /admin/jobs/{id}/retry: ${retry.status} ${await retry.text()}`);
+
+  const shoot = async (page: Page, name: string, fullPage = false) => {
+    if (wanted(name.replace(/-(light|dark)-(desktop|phone)$/, '')))
+      await page.screenshot({ path: join(out, `${name}.png`), fullPage });
+  };
   for (const theme of ['light', 'dark'] as const) {
     for (const [label, viewport] of [
       ['desktop', { width: 1280, height: 900 }],
@@ -239,6 +309,11 @@ try {
         await page.keyboard.press('Escape');
       }
 
+      // Usage: the last 30 days' tokens per day, the totals, and the breakdown by model.
+      await page.goto(`${apiUrl}/app/usage`);
+      await page.locator('table.breakdown tbody tr').first().waitFor();
+      await shoot(page, `usage-${suffix}`, label === 'desktop');
+
       if (theme === 'light') {
         // Settings: a key made just now (shown once), the keys, and the webhooks with one's deliveries open.
         await page.goto(`${apiUrl}/app/settings`);
@@ -259,6 +334,26 @@ try {
         const keys = (await (await call('GET', '/keys/')).json()) as { id: string; name: string }[];
         for (const made of keys.filter((k) => k.name === 'notebook')) await call('DELETE', `/keys/${made.id}`);
       }
+      await context.close();
+    }
+  }
+  // The admin page, as the administrator sees it: the counts, the users, the stuck job, the audit log.
+  for (const theme of ['light', 'dark'] as const) {
+    for (const [label, viewport] of [
+      ['desktop', { width: 1280, height: 900 }],
+      ['phone', { width: 360, height: 780 }],
+    ] as const) {
+      const context = await browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme: theme });
+      const page = await context.newPage();
+      await page.goto(`${apiUrl}/login?next=${encodeURIComponent('/app/admin')}`);
+      await page.getByLabel('Email').fill(grace.email);
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${apiUrl}/app/admin`);
+      await page.locator('table.users tbody tr').nth(1).waitFor();
+      await page.locator('li.job').first().waitFor();
+      await page.locator('table.audit tbody tr').first().waitFor();
+      await shoot(page, `admin-${theme}-${label}`, label === 'desktop');
       await context.close();
     }
   }
