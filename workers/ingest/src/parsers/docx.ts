@@ -1,20 +1,20 @@
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
-import { ParseBudget } from './budget.ts';
+import type { ParseBudget } from './budget.ts';
 import { ooxmlProperties } from './document-properties.ts';
 import { type Breaks, collectInline, emptyInline, type Inline, isOn } from './docx-runs.ts';
 import { headingLevel, isListItem, lookedLikeHeading, readStyles, type Styles } from './docx-styles.ts';
 import { type GraphicRef, graphicBlocks } from './graphics.ts';
 import {
-  ImageCollector,
+  type ImageCollector,
   isRelType,
   type OoxmlPackage,
   type OoxmlText,
-  openPackage,
+  openOfficeDocument,
   type Relationship,
   withImages,
 } from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
-import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, type TreeParts, type XmlElement } from './xml.ts';
 
 /**
@@ -69,16 +69,12 @@ export function parseDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
 
 /** The document's text, and its images still to be read (see ooxml.ts). */
 export function readDocx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
-  const budget = new ParseBudget(limits);
-  const pkg = openPackage(bytes, 'docx', budget);
-  const body = pkg.text(pkg.main);
-  if (body === null) throw new ParseError('corrupt', 'The file is not a valid Word document');
-  const rels = pkg.rels(pkg.main);
+  const { pkg, main: body, rels, budget, images } = openOfficeDocument(bytes, 'docx', limits, 'text');
   const ctx: Context = {
     pkg,
     rels,
     styles: readStyles(pkg, rels),
-    images: new ImageCollector(pkg, limits),
+    images,
     blocks: [],
     pages: { rendered: 0, explicit: 0 },
     marks: [],

@@ -2,7 +2,7 @@ import { indexOfBytes } from '#core/bytes.ts';
 import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/documents/detect-type.ts';
 import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { MAX_PACKAGE_INFLATED_BYTES } from '#core/limits.ts';
-import type { ParseBudget } from './budget.ts';
+import { ParseBudget } from './budget.ts';
 import type { DocumentProperties } from './document-properties.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type Block, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
@@ -56,7 +56,7 @@ export function isRelType(rel: Relationship, name: string): boolean {
 }
 
 /** Opens an Office package and checks it is the expected kind; every part read counts against `budget`. */
-export function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBudget): OoxmlPackage {
+function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBudget): OoxmlPackage {
   refuseCompoundFile(bytes, type);
   const zip = openZip(bytes);
   const xml = (part: string): string | null => {
@@ -96,6 +96,38 @@ export function openPackage(bytes: Uint8Array, type: OoxmlType, budget: ParseBud
     throw notThis();
   }
   return { zip, main, rels, xml, text, tree };
+}
+
+/** How a parser reads its main part: streamed as it inflates (`text`), or parsed whole (`tree`). */
+interface MainPartReads {
+  text: XmlText;
+  tree: XmlElement;
+}
+
+/** Where every Office parser starts: the package opened and checked, its main part and that part's relationships. */
+export interface OfficeDocument<Main> {
+  pkg: OoxmlPackage;
+  main: Main;
+  rels: Map<string, Relationship>;
+  budget: ParseBudget;
+  images: ImageCollector;
+}
+
+/**
+ * Opens an Office document for its parser, under a budget of its own: the package (`openPackage`),
+ * then its main part, read as `read` says; a package without that part is not a valid document.
+ */
+export function openOfficeDocument<R extends keyof MainPartReads>(
+  bytes: Uint8Array,
+  type: OoxmlType,
+  limits: ParseLimits,
+  read: R,
+): OfficeDocument<MainPartReads[R]> {
+  const budget = new ParseBudget(limits);
+  const pkg = openPackage(bytes, type, budget);
+  const main = read === 'text' ? pkg.text(pkg.main) : pkg.tree(pkg.main);
+  if (main === null) throw new ParseError('corrupt', `The file is not a valid ${LABEL[type]}`);
+  return { pkg, main: main as MainPartReads[R], rels: pkg.rels(pkg.main), budget, images: new ImageCollector(pkg, limits) };
 }
 
 /** `word/document.xml` → `word/_rels/document.xml.rels`; the package itself ('') → `_rels/.rels`. */

@@ -1,19 +1,19 @@
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
-import { ParseBudget } from './budget.ts';
+import type { ParseBudget } from './budget.ts';
 import { ooxmlProperties } from './document-properties.ts';
 import { RunText } from './docx-runs.ts';
 import { graphicBlocks, graphicRefs } from './graphics.ts';
 import {
-  ImageCollector,
+  type ImageCollector,
   isRelType,
   type OoxmlPackage,
   type OoxmlText,
-  openPackage,
+  openOfficeDocument,
   type Relationship,
   withImages,
 } from './ooxml.ts';
 import { cleanCell, gridBlocks } from './table-rows.ts';
-import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, path, type TreeParts, type XmlElement } from './xml.ts';
 
 /**
@@ -55,11 +55,7 @@ export function parsePptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
 
 /** The presentation's text, and its images still to be read (see ooxml.ts). */
 export function readPptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
-  const budget = new ParseBudget(limits);
-  const pkg = openPackage(bytes, 'pptx', budget);
-  const presentation = pkg.tree(pkg.main);
-  if (!presentation) throw new ParseError('corrupt', 'The file is not a valid PowerPoint presentation');
-  const rels = pkg.rels(pkg.main);
+  const { pkg, main: presentation, rels, budget, images } = openOfficeDocument(bytes, 'pptx', limits, 'tree');
   const slideParts: string[] = [];
   for (const id of children(child(presentation, 'p:sldIdLst') ?? presentation, 'p:sldId')) {
     const rel = rels.get(id.attrs['r:id'] ?? '');
@@ -71,7 +67,6 @@ export function readPptx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     warnings.push(`Only the first ${MAX_SLIDES} of ${slideParts.length} slides were read`);
     slideParts.length = MAX_SLIDES;
   }
-  const images = new ImageCollector(pkg, limits);
   const blocks: Block[] = [];
   budget.until(() => {
     slideParts.forEach((part, i) => {

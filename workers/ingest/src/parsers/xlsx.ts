@@ -1,18 +1,18 @@
-import { ParseBudget } from './budget.ts';
+import type { ParseBudget } from './budget.ts';
 import { ooxmlProperties } from './document-properties.ts';
 import { type GraphicRef, graphicBlocks, graphicRefs } from './graphics.ts';
 import { formatKind, formatNumber, type NumberKind } from './number-format.ts';
 import {
-  ImageCollector,
+  type ImageCollector,
   isRelType,
   type OoxmlPackage,
   type OoxmlText,
-  openPackage,
+  openOfficeDocument,
   type Relationship,
   withImages,
 } from './ooxml.ts';
 import { SheetRows } from './table-rows.ts';
-import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
+import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, type ParseLimits } from './types.ts';
 import { child, children, descendants, forEachElement, path, textContent, type XmlElement } from './xml.ts';
 
 /**
@@ -44,11 +44,7 @@ export function parseXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE
 
 /** The workbook's text, and its images still to be read (see ooxml.ts). */
 export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): OoxmlText {
-  const budget = new ParseBudget(limits);
-  const pkg = openPackage(bytes, 'xlsx', budget);
-  const workbookXml = pkg.tree(pkg.main);
-  if (!workbookXml) throw new ParseError('corrupt', 'The file is not a valid Excel workbook');
-  const rels = pkg.rels(pkg.main);
+  const { pkg, main: workbookXml, rels, budget, images } = openOfficeDocument(bytes, 'xlsx', limits, 'tree');
   const relOf = (type: string) => [...rels.values()].find((r) => isRelType(r, type) && !r.external);
   const pr = child(workbookXml, 'x:workbookPr');
   const workbook: Workbook = {
@@ -57,7 +53,6 @@ export function readXlsx(bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_
     date1904: pr?.attrs.date1904 === '1' || pr?.attrs.date1904 === 'true',
   };
 
-  const images = new ImageCollector(pkg, limits);
   const blocks: Block[] = [];
   const warnings: string[] = [];
   const cellCap = { cells: MAX_CELLS, exhausted: false };
