@@ -40,6 +40,19 @@ export const CONTENT_TYPES: Record<DocType, string> = {
   eml: 'message/rfc822',
 };
 
+/**
+ * The type a server means by a Content-Type: each of CONTENT_TYPES read backwards, and the other names
+ * servers use for the same formats.
+ */
+export const TYPE_BY_MEDIA: Record<string, DocType> = {
+  ...Object.fromEntries(Object.entries(CONTENT_TYPES).map(([type, media]) => [media, type as DocType])),
+  'application/xhtml+xml': 'html',
+  'text/x-markdown': 'md',
+  'text/json': 'json',
+  'application/x-ndjson': 'jsonl',
+  'application/x-jsonlines': 'jsonl',
+};
+
 export type Sniffed =
   | { kind: 'pdf' }
   /** A ZIP whose content types (or, in a head without them, part names) declare this Office format. */

@@ -1,34 +1,8 @@
 import type { DocumentRow } from '#core/db/documents.ts';
-import { CONTENT_TYPES, type DocType, detectUploadType, typeFromExtension } from '#core/documents/detect-type.ts';
+import { CONTENT_TYPES, type DocType, detectUploadType, TYPE_BY_MEDIA, typeFromExtension } from '#core/documents/detect-type.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import { ParseError } from '../parsers/types.ts';
 import type { PipelineDeps } from './deps.ts';
-
-const TYPE_BY_MEDIA: Record<string, DocType> = {
-  'text/html': 'html',
-  'application/xhtml+xml': 'html',
-  'application/pdf': 'pdf',
-  'text/csv': 'csv',
-  'text/markdown': 'md',
-  'text/x-markdown': 'md',
-  'text/plain': 'txt',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
-  'application/vnd.oasis.opendocument.text': 'odt',
-  'application/vnd.oasis.opendocument.spreadsheet': 'ods',
-  'application/vnd.oasis.opendocument.presentation': 'odp',
-  'application/epub+zip': 'epub',
-  'application/json': 'json',
-  'text/json': 'json',
-  'application/jsonl': 'jsonl',
-  'application/x-ndjson': 'jsonl',
-  'application/x-jsonlines': 'jsonl',
-  'message/rfc822': 'eml',
-  'image/png': 'png',
-  'image/jpeg': 'jpeg',
-  'image/webp': 'webp',
-};
 
 export interface Source {
   type: DocType;
