@@ -11,7 +11,7 @@
  * the reading (VmHWM after a reset), above what the process held before it began.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { guardedFetch } from '#core/urls/guarded-fetch.ts';
+import { guardedFetch } from '../workers/ingest/src/guarded-fetch.ts';
 import { fail, readFlags, toggle, whole } from './flags.ts';
 
 const PIECE = 1024 * 1024;

@@ -1,4 +1,6 @@
-import type { Scope } from '#core/db/api-keys.ts';
+/** What an API key may be limited to (api_keys.scopes); a route names the one it needs. */
+export const SCOPES = ['query', 'ingest', 'collections:read', 'collections:write'] as const;
+export type Scope = (typeof SCOPES)[number];
 
 /** What an API key adds to its owner's identity: it may do less, never more. */
 export interface KeyGrant {

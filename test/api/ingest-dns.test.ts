@@ -9,7 +9,7 @@ import { DAILY_INGEST_CHUNKS, MAX_DOCUMENT_BYTES } from '#core/limits.ts';
 import { createLogger } from '#core/log.ts';
 import { RetryLater } from '#core/qstash/worker-shell.ts';
 import { createResolver } from '#core/urls/dns.ts';
-import { FetchFailed, guardedFetch } from '#core/urls/guarded-fetch.ts';
+import { FetchFailed, guardedFetch } from '../../workers/ingest/src/guarded-fetch.ts';
 import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
 import { DEFAULT_DOCUMENT_BUDGET } from '../../workers/ingest/src/pipeline/read-range.ts';
 import { runStep } from '../../workers/ingest/src/steps.ts';

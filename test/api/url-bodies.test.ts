@@ -6,7 +6,7 @@ import { chunkRows, documentOfJob, storage, waitForJob } from '../support/ingest
 
 /**
  * A fetched page is read into one buffer that grows as it arrives, and stored by streaming views
- * of it (src/core/urls/guarded-fetch.ts, workers/ingest/src/pipeline/source.ts): in the real
+ * of it (workers/ingest/src/guarded-fetch.ts, workers/ingest/src/pipeline/source.ts): in the real
  * worker, whatever way the page came, it is stored byte for byte and read. How much memory that
  * takes is test/unit/hostile-files.test.ts's.
  */

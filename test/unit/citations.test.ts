@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkCitationsLexically, citationSupport, citationsOf } from '#core/evals/citations.ts';
+import { checkCitationsLexically, citationSupport, citationsOf } from '../../workers/scoring/src/evals/citations.ts';
 
 const pubmed = JSON.parse(readFileSync(new URL('../fixtures/pubmedqa/pqal_dev-first60.json', import.meta.url), 'utf8'));
 const sources = (pubmed['10808977'].CONTEXTS as string[]).map((text) => ({ text }));

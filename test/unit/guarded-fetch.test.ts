@@ -2,8 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsError } from '#core/urls/dns.ts';
-import { FetchFailed, FetchRefused, formatBytes, type GuardedFetchOptions, guardedFetch } from '#core/urls/guarded-fetch.ts';
 import { freePort } from '../../devstack/ports.ts';
+import {
+  FetchFailed,
+  FetchRefused,
+  formatBytes,
+  type GuardedFetchOptions,
+  guardedFetch,
+} from '../../workers/ingest/src/guarded-fetch.ts';
 
 // Two loopback servers: `site` is trusted (as the devstack's test pages are), `other`
 // is not, so reaching it needs the policy to be bypassed.

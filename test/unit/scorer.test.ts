@@ -2,10 +2,15 @@ import { readFileSync } from 'node:fs';
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { judgeScores, lexicalScores, SCORER_DESCRIPTION, type ScoreInput } from '#core/evals/lexical-scorer.ts';
-import { answerStatements, isRefusal } from '#core/evals/statements.ts';
 import { splitSentences } from '#core/text/sentences.ts';
 import { tokenize } from '#retrieval/sparse.ts';
+import {
+  judgeScores,
+  lexicalScores,
+  SCORER_DESCRIPTION,
+  type ScoreInput,
+} from '../../workers/scoring/src/evals/lexical-scorer.ts';
+import { answerStatements, isRefusal } from '../../workers/scoring/src/evals/statements.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 
 const TOWER =

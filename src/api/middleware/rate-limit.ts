@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { createRateLimiter, type LimitResult, type RateLimiter, type RatePolicy } from '#core/adapters/rate-limiter.ts';
 import { DomainError } from '#core/errors.ts';
 import type { Config } from '../config.ts';
 import type { AppEnv } from '../context.ts';
+import { createRateLimiter, type LimitResult, type RateLimiter, type RatePolicy } from './rate-limiter.ts';
 
 /** The route that spends model tokens on an answer, and the one that spends an embedding on a search. */
 const QUESTION = /^\/query\/?$/;

@@ -1,5 +1,5 @@
 import { createMiddleware } from 'hono/factory';
-import type { Scope } from '#core/db/api-keys.ts';
+import type { Scope } from '#core/caller.ts';
 import { forbidden } from '#core/errors.ts';
 import type { AppEnv } from '../context.ts';
 

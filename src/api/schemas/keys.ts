@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { SCOPES } from '#core/db/api-keys.ts';
+import { SCOPES } from '#core/caller.ts';
 import { Id, pathParam, plainText, Timestamp, text } from './common.ts';
 
 export const ScopeSchema = z.enum(SCOPES).openapi('Scope', {

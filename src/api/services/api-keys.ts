@@ -1,5 +1,5 @@
-import type { Caller } from '#core/caller.ts';
-import type { ApiKeyRepo, ApiKeyRow, Scope } from '#core/db/api-keys.ts';
+import type { Caller, Scope } from '#core/caller.ts';
+import type { ApiKeyRepo, ApiKeyRow } from '#core/db/api-keys.ts';
 import { isUuid } from '#core/db/client.ts';
 import { conflict, DomainError, invalid, notFound } from '#core/errors.ts';
 import { MAX_API_KEYS_PER_USER } from '#core/limits.ts';

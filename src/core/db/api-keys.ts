@@ -1,7 +1,5 @@
+import type { Scope } from '../caller.ts';
 import type { Sql } from './client.ts';
-
-export const SCOPES = ['query', 'ingest', 'collections:read', 'collections:write'] as const;
-export type Scope = (typeof SCOPES)[number];
 
 /** A key as its owner may see it: never the key, never its hash. */
 export interface ApiKeyRow {

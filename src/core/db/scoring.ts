@@ -1,6 +1,19 @@
-import type { CitationCheck } from '../evals/citations.ts';
-import type { Scores } from '../evals/lexical-scorer.ts';
 import type { Sql } from './client.ts';
+
+/** Both in [0, 1], higher is better. */
+export interface Scores {
+  faithfulness_score: number;
+  context_relevance_score: number;
+}
+
+/** One `[n]` of an answer, checked: does passage n support the sentence that cites it? */
+export interface CitationCheck {
+  /** The n of `[n]`: the n-th source of the answer. */
+  source: number;
+  /** The citing sentence, without its markers. */
+  sentence: string;
+  supported: boolean;
+}
 
 /** What the scorer reads of an evaluation record; the shapes are checked before scoring. */
 export interface StoredEvaluation {

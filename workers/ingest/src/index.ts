@@ -19,12 +19,12 @@ import { WEBHOOK_PATH, type WebhookMessage } from '#core/messages/webhooks.ts';
 import { createQStashWorker, type QStashWorker, sweepOnSchedule } from '#core/qstash/worker-shell.ts';
 import { CRAWLER_USER_AGENT } from '#core/sources/limits.ts';
 import { createResolver } from '#core/urls/dns.ts';
-import { guardedFetch } from '#core/urls/guarded-fetch.ts';
 import { checkReceiverUrl } from '#core/urls/receiver-policy.ts';
 import { type IngestConfig, loadIngestConfig } from './config.ts';
 import type { CrawlDeps } from './crawl/deps.ts';
 import { syncDueSources } from './crawl/schedule.ts';
 import { recordFailedCrawl, runCrawlStep } from './crawl/step.ts';
+import { guardedFetch } from './guarded-fetch.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { recordFailedStep, runStep } from './steps.ts';
 import {

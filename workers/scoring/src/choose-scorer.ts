@@ -1,8 +1,8 @@
 import type { Models, UsageSink } from '#core/adapters/models.ts';
-import type { CitationScores } from '#core/db/scoring.ts';
-import { checkCitationsLexically, citationSupport, judgeCitations } from '#core/evals/citations.ts';
-import { judgeScores, lexicalScores, type ScoreInput, type Scores } from '#core/evals/lexical-scorer.ts';
+import type { CitationScores, Scores } from '#core/db/scoring.ts';
 import type { ScoringConfig } from './config.ts';
+import { checkCitationsLexically, citationSupport, judgeCitations } from './evals/citations.ts';
+import { judgeScores, lexicalScores, type ScoreInput } from './evals/lexical-scorer.ts';
 
 /** One way of scoring, and the name it is recorded under in evaluations.scorer. */
 export interface Scorer {

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { ModelUsage } from '#core/adapters/models.ts';
 import type { EvaluationsDb, StoredEvaluation } from '#core/db/scoring.ts';
 import type { UsageRepo } from '#core/db/usage.ts';
-import type { ScoreInput } from '#core/evals/lexical-scorer.ts';
 import type { Logger } from '#core/log.ts';
 import type { Scorer } from './choose-scorer.ts';
+import type { ScoreInput } from './evals/lexical-scorer.ts';
 
 export interface ScoringDeps {
   db: EvaluationsDb;

@@ -1,5 +1,5 @@
-import { cutLongText } from '#core/text/long-text.ts';
 import { normaliseWhitespace } from '#core/text/sentences.ts';
+import { cutLongText } from '../parsers/long-text.ts';
 import type { Block } from '../parsers/types.ts';
 
 /** A non-empty block, normalised, placed under the heading path (and in the table) it belongs to. */

@@ -3,7 +3,7 @@ import type { SourceDocumentRepo } from '#core/db/source-documents.ts';
 import type { PageRepo } from '#core/db/source-pages.ts';
 import type { RunRepo } from '#core/db/source-runs.ts';
 import type { SourceRepo } from '#core/db/sources.ts';
-import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
+import type { FetchedPage } from '../guarded-fetch.ts';
 import type { PipelineDeps } from '../pipeline/deps.ts';
 import type { Politeness } from './polite.ts';
 

@@ -8,7 +8,7 @@ import { documentFolder, namespaceFor } from '#core/namespaces.ts';
 import { sha256Hex } from '#core/secrets.ts';
 import { CRAWLER_TOKEN } from '#core/sources/limits.ts';
 import { inScope, normalizeUrl, type Scope } from '#core/sources/urls.ts';
-import { FetchFailed, FetchRefused } from '#core/urls/guarded-fetch.ts';
+import { FetchFailed, FetchRefused } from '../guarded-fetch.ts';
 import { ParseError } from '../parsers/types.ts';
 import { typeOfPage, viewsOf } from '../pipeline/source.ts';
 import type { CrawlDeps } from './deps.ts';

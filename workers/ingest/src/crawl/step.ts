@@ -1,11 +1,11 @@
 import type { RunRow } from '#core/db/source-runs.ts';
 import type { SourceRow } from '#core/db/sources.ts';
 import { type CrawlMessage, crawlMessage } from '#core/messages/crawl.ts';
-import { queueDeliveries } from '#core/messages/webhooks.ts';
 import type { Ending } from '#core/qstash/worker-shell.ts';
 import { GONE_AFTER_SYNCS } from '#core/sources/limits.ts';
 import { normalizeUrl, originsOf, type Scope } from '#core/sources/urls.ts';
-import { FetchFailed, FetchRefused } from '#core/urls/guarded-fetch.ts';
+import { queueDeliveries } from '#core/webhooks/queue.ts';
+import { FetchFailed, FetchRefused } from '../guarded-fetch.ts';
 import { removeDocument } from '../pipeline/finish.ts';
 import type { CrawlDeps } from './deps.ts';
 import { type CrawlContext, crawlPage, linkOf } from './page.ts';

@@ -1,7 +1,7 @@
-import { cutLongText } from '#core/text/long-text.ts';
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import type { ParseBudget } from './budget.ts';
 import { type GraphicRef, graphicRefs } from './graphics.ts';
+import { cutLongText } from './long-text.ts';
 import { child, descendants, type XmlElement } from './xml.ts';
 
 /** DOCX runs: a paragraph's text, page breaks, images, charts, SmartArt and text boxes, and the formatting that can make it a heading. */
@@ -14,7 +14,7 @@ export interface Breaks {
 
 /**
  * A paragraph's text as it is collected, cut as it grows into pieces of at most MAX_BLOCK_CHARS
- * where core/text/long-text.ts would cut it whole, and each piece tidied as soon as it is cut: a
+ * where parsers/long-text.ts would cut it whole, and each piece tidied as soon as it is cut: a
  * run of megabytes is never one string that is joined, tidied and copied again, and its untidy
  * text is let go piece by piece. A short paragraph is one piece.
  */

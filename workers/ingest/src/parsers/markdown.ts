@@ -1,5 +1,5 @@
-import { cutLongText } from '#core/text/long-text.ts';
 import type { ParseBudget } from './budget.ts';
+import { cutLongText } from './long-text.ts';
 import { stripInline } from './markdown-inline.ts';
 import { gridBlocks } from './table-rows.ts';
 import type { Block } from './types.ts';

@@ -1,6 +1,6 @@
-import { cutLongText } from '#core/text/long-text.ts';
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import type { ParseBudget } from './budget.ts';
+import { cutLongText } from './long-text.ts';
 import type { Block } from './types.ts';
 
 /**
@@ -16,7 +16,7 @@ export type Cells = readonly (readonly [column: number, text: string])[];
 
 /**
  * A cell's text on one line. A cell of megabytes is cleaned a piece at a time (cut as
- * core/text/long-text.ts cuts), as one regex replacement over 12 million characters held
+ * parsers/long-text.ts cuts), as one regex replacement over 12 million characters held
  * hundreds of megabytes at once.
  */
 export function cleanCell(text: string): string {

@@ -1,7 +1,7 @@
 import { decodeAs, detectTextEncoding, fewControls, type TextEncoding } from '#core/documents/text-encoding.ts';
-import { cutLongText } from '#core/text/long-text.ts';
 import { MAX_BLOCK_CHARS } from '../chunking/placed-blocks.ts';
 import { ParseBudget } from './budget.ts';
+import { cutLongText } from './long-text.ts';
 import { markdownBlocks } from './markdown.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 

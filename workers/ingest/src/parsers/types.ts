@@ -24,7 +24,7 @@ export interface Block {
   sheet?: string;
   /**
    * The text reads on from the block before: a paragraph too long to handle whole, cut by the
-   * parser at a blank (see core/text/long-text.ts). The chunker joins the two with a space.
+   * parser at a blank (see long-text.ts). The chunker joins the two with a space.
    */
   continues?: boolean;
 }

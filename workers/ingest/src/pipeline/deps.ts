@@ -7,7 +7,7 @@ import type { QuotaRepo } from '#core/db/ingest-quota.ts';
 import type { UsageRepo } from '#core/db/usage.ts';
 import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
 import type { Logger } from '#core/log.ts';
-import type { FetchedPage } from '#core/urls/guarded-fetch.ts';
+import type { FetchedPage } from '../guarded-fetch.ts';
 import type { DocumentBudget } from './read-range.ts';
 
 export interface PipelineDeps {

@@ -1,6 +1,6 @@
 import { describeCause } from '#core/adapters/upstream-error.ts';
 import type { Attempt } from '#core/qstash/worker-shell.ts';
-import { FetchFailed, type FetchFailure, FetchRefused } from '#core/urls/guarded-fetch.ts';
+import { FetchFailed, type FetchFailure, FetchRefused } from '../guarded-fetch.ts';
 import { ParseError } from '../parsers/types.ts';
 
 /**

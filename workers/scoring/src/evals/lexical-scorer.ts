@@ -1,11 +1,12 @@
+import type { Scores } from '#core/db/scoring.ts';
+import { splitSentences } from '#core/text/sentences.ts';
 import { denseCosine } from '#retrieval/similarity.ts';
 import { tokenize } from '#retrieval/sparse.ts';
-import { splitSentences } from '../text/sentences.ts';
-import { checkScoreInput, clampScore, type ScoreInput, type Scores } from './score-input.ts';
+import { checkScoreInput, clampScore, type ScoreInput } from './score-input.ts';
 import { answerStatements, contentTerms, type Statement } from './statements.ts';
 
 export { judgeScores } from './judge.ts';
-export type { ScoreInput, Scores } from './score-input.ts';
+export type { ScoreInput } from './score-input.ts';
 
 export interface LexicalScoreOptions {
   /** Embeds texts with the collection's embedding model; lets paraphrases count as support. */

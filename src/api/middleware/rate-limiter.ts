@@ -1,6 +1,6 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis/cloudflare';
-import { logUnowned } from '../log.ts';
+import { logUnowned } from '#core/log.ts';
 
 /**
  * The limits the API keeps: every request; questions (POST /query/), which spend model tokens; searches

@@ -1,19 +1,11 @@
 import { generateText, type LanguageModel, Output } from 'ai';
 import { z } from 'zod';
-import type { UsageSink } from '../adapters/models.ts';
-import { splitSentences } from '../text/sentences.ts';
+import type { UsageSink } from '#core/adapters/models.ts';
+import type { CitationCheck } from '#core/db/scoring.ts';
+import { splitSentences } from '#core/text/sentences.ts';
 import { judgeUsage } from './judge.ts';
 import { LEXICAL_SUPPORT_THRESHOLD, sourceWindows, supportRecall } from './lexical-scorer.ts';
 import { contentTerms, stripCitations } from './statements.ts';
-
-/** One `[n]` of an answer, checked: does passage n support the sentence that cites it? */
-export interface CitationCheck {
-  /** The n of `[n]`: the n-th source of the answer. */
-  source: number;
-  /** The citing sentence, without its markers. */
-  sentence: string;
-  supported: boolean;
-}
 
 // "[2]", "[1, 3]", "[1-3]", "[1][3]": the forms the answer prompt asks for and models also use.
 const MARKER = /\[\s*(\d+(?:\s*[-–,;]\s*\d+)*)\s*\]/gu;

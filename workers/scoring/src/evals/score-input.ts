@@ -5,12 +5,6 @@ export interface ScoreInput {
   sources: { text: string }[];
 }
 
-/** Both in [0, 1], higher is better. */
-export interface Scores {
-  faithfulness_score: number;
-  context_relevance_score: number;
-}
-
 /** Rows come from the database and the queue, not the type checker: a wrong shape is named, not crashed on. */
 export function checkScoreInput(input: ScoreInput): void {
   if (typeof input?.question !== 'string') throw new TypeError('Score input needs a question string');

@@ -1,7 +1,8 @@
 import { generateText, type LanguageModel, type LanguageModelUsage, Output } from 'ai';
 import { z } from 'zod';
-import type { ModelUsage, UsageSink } from '../adapters/models.ts';
-import { checkScoreInput, clampScore, type ScoreInput, type Scores } from './score-input.ts';
+import type { ModelUsage, UsageSink } from '#core/adapters/models.ts';
+import type { Scores } from '#core/db/scoring.ts';
+import { checkScoreInput, clampScore, type ScoreInput } from './score-input.ts';
 import { stripCitations } from './statements.ts';
 
 /** One judge call's tokens, as its provider reported them, under the model's name. */

@@ -1,5 +1,5 @@
+import { splitSentences } from '#core/text/sentences.ts';
 import { tokenize } from '#retrieval/sparse.ts';
-import { splitSentences } from '../text/sentences.ts';
 
 /** A sentence (or a few short ones run together) of an answer, with its content terms. */
 export interface Statement {

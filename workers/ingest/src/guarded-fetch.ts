@@ -1,5 +1,6 @@
-import { checkUrl, DnsError, type ResolveHost } from './dns.ts';
-import type { UrlVerdict } from './url-policy.ts';
+import { readCapped } from '#core/bodies.ts';
+import { checkUrl, DnsError, type ResolveHost } from '#core/urls/dns.ts';
+import type { UrlVerdict } from '#core/urls/url-policy.ts';
 
 /**
  * Fetches a user-supplied URL under the URL policy. Redirects are followed by hand so
@@ -188,44 +189,9 @@ async function readPage(response: Response, maxBytes: number): Promise<Uint8Arra
     await response.body?.cancel();
     throw tooLarge();
   }
-  const bytes = await readBody(response.body, maxBytes);
+  const bytes = await readCapped(response.body, maxBytes);
   if (!bytes) throw tooLarge();
   return bytes;
-}
-
-/** ES2024's resizable ArrayBuffer, which the project's ES2023 library types do not describe yet. */
-interface GrowableBuffer extends ArrayBuffer {
-  resize(byteLength: number): void;
-}
-const GrowableBuffer = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => GrowableBuffer;
-
-/**
- * The body in one buffer, never more than `maxBytes` (null past that, the rest cancelled). The
- * buffer is resizable: it reserves `maxBytes` of address space and takes memory only as it grows,
- * in place, as the pieces arrive. So a page is held once, whether or not its length was declared
- * and whether or not it came compressed: pieces joined at the end were held twice while they
- * were joined, a 50 MB page as 100 MB (measured in workerd: 40 MB grown in place took 41 MB,
- * joined 82 MB).
- */
-async function readBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array();
-  const reader = body.getReader();
-  const buffer = new GrowableBuffer(0, { maxByteLength: maxBytes });
-  // A view that follows the buffer's length as it grows.
-  const view = new Uint8Array(buffer);
-  let filled = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (filled + value.byteLength > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    buffer.resize(filled + value.byteLength);
-    view.set(value, filled);
-    filled += value.byteLength;
-  }
-  return new Uint8Array(buffer, 0, filled);
 }
 
 function describeNetworkError(error: unknown): string {
