@@ -3,38 +3,10 @@
  * ingest worker on what it fetches and chunks, the devstack's bucket like the hosted one.
  */
 
-/** The largest original accepted, uploaded or fetched from a URL (supabase/config.toml's bucket says the same). */
-export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
+import { MAX_DOCUMENT_BYTES } from './contracts/uploads.ts';
 
-/**
- * The file name extensions an upload may have (the contract's types; `.markdown` is Markdown, `.htm` HTML, `.jpg` JPEG and `.ndjson` JSON Lines too). The web app
- * checks a file against these and MAX_DOCUMENT_BYTES before sending a byte; the API decides by content.
- */
-export const UPLOAD_EXTENSIONS = [
-  'pdf',
-  'docx',
-  'pptx',
-  'xlsx',
-  'odt',
-  'ods',
-  'odp',
-  'epub',
-  'csv',
-  'txt',
-  'md',
-  'markdown',
-  'html',
-  'htm',
-  'json',
-  'jsonl',
-  'ndjson',
-  'eml',
-  'png',
-  'jpg',
-  'jpeg',
-  'webp',
-] as const;
-export type UploadExtension = (typeof UPLOAD_EXTENSIONS)[number];
+// What the web app also checks an upload against, a contract of its own.
+export { MAX_DOCUMENT_BYTES, UPLOAD_EXTENSIONS, type UploadExtension } from './contracts/uploads.ts';
 
 /** What may come before an upload's file part: the boundary, other form fields and the part headers. */
 export const MAX_UPLOAD_BYTES_BEFORE_FILE = 64 * 1024;

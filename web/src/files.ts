@@ -1,4 +1,4 @@
-import { UPLOAD_EXTENSIONS as EXTENSIONS, MAX_DOCUMENT_BYTES as MAX_BYTES } from '../../src/core/limits.ts';
+import { UPLOAD_EXTENSIONS as EXTENSIONS, MAX_DOCUMENT_BYTES as MAX_BYTES } from '../../src/core/contracts/uploads.ts';
 
 /** What the service ingests: the contract's types and its 50 MB limit (the API's own), checked before any byte is sent. */
 export const ACCEPT = EXTENSIONS.map((ext) => `.${ext}`).join(',');

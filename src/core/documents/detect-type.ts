@@ -1,12 +1,12 @@
 import { indexOfBytes, startsWith } from '../bytes.ts';
+import type { DocType } from '../contracts/doc-types.ts';
 import type { UploadExtension } from '../limits.ts';
-import type { DocType } from './doc-types.ts';
 import { looksLikeJson, looksLikeJsonLines } from './json-shape.ts';
 import { decodeText, detectTextEncoding, type TextEncoding } from './text-encoding.ts';
 import { looksLikeZip } from './zip-format.ts';
 import { listZipHead, readHeadEntryText } from './zip-head.ts';
 
-export { DOC_TYPES, type DocType } from './doc-types.ts';
+export { DOC_TYPES, type DocType } from '../contracts/doc-types.ts';
 
 /**
  * What a file is, decided from its name and its bytes. The API calls this on upload with

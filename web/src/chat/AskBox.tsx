@@ -1,5 +1,5 @@
 import { useQueries } from '@tanstack/preact-query';
-import { DOC_TYPES } from '../../../src/core/documents/doc-types.ts';
+import { DOC_TYPES } from '../../../src/core/contracts/doc-types.ts';
 import type { Schema } from '../api.ts';
 import type { Listed } from '../collections.ts';
 import { documentsIn, documentsKey } from '../documents/api.ts';

@@ -1,5 +1,5 @@
 /**
- * The types a document may have (documents.doc_type, whose CHECK constraint lists the same): what
+ * Contract: the types a document may have (documents.doc_type, whose CHECK constraint lists the same): what
  * decides how the ingest worker reads it. A module of its own so that the web app can name them
  * without the type detection behind them.
  */
