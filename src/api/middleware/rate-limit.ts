@@ -1,13 +1,10 @@
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { matchedRoutes } from 'hono/route';
 import { DomainError } from '#core/errors.ts';
 import type { Config } from '../config.ts';
 import type { AppEnv } from '../context.ts';
 import { createRateLimiter, type LimitResult, type RateLimiter, type RatePolicy } from './rate-limiter.ts';
-
-/** The route that spends model tokens on an answer, and the one that spends an embedding on a search. */
-const QUESTION = /^\/query\/?$/;
-const SEARCH = /^\/query\/search\/?$/;
 
 const limiters = new WeakMap<Config, RateLimiter | null>();
 
@@ -33,12 +30,40 @@ export function limiterFor(config: Config): RateLimiter | null {
   return limiter;
 }
 
-/** The limits a request counts against, besides the general one. */
-function policiesOf(method: string, path: string): RatePolicy[] {
-  if (method !== 'POST') return ['general'];
-  if (QUESTION.test(path)) return ['general', 'query'];
-  if (SEARCH.test(path)) return ['general', 'search'];
-  return ['general'];
+/**
+ * The limits a route counts against, declared on the route beside its access (routes/define-route.ts):
+ * every route the general one; the route that spends model tokens on an answer (POST /query/) the
+ * question limit too, and the one that spends an embedding on a search (POST /query/search) the search
+ * limit too.
+ */
+export type RouteRate = 'general' | 'query' | 'search';
+
+const POLICIES: Record<RouteRate, RatePolicy[]> = {
+  general: ['general'],
+  query: ['general', 'query'],
+  search: ['general', 'search'],
+};
+
+/** Each route's own middleware, with the rate its route declared. */
+const declaredRates = new WeakMap<MiddlewareHandler, RouteRate>();
+
+/**
+ * Marks a route's own middleware (the one define-route.ts installs) with the route's rate. The limits
+ * are taken before the route's own middleware runs, so rateLimit finds the rate of the route the request
+ * reached among the request's matched handlers.
+ */
+export function declareRate<H extends MiddlewareHandler>(handler: H, rate: RouteRate): H {
+  declaredRates.set(handler, rate);
+  return handler;
+}
+
+/** The limits of the route the request reached; the general one alone for a path no route serves. */
+function policiesOf(c: Context<AppEnv>): RatePolicy[] {
+  for (const { handler } of matchedRoutes(c)) {
+    const rate = declaredRates.get(handler as MiddlewareHandler);
+    if (rate) return POLICIES[rate];
+  }
+  return POLICIES.general;
 }
 
 /** What each refusal calls what it counts. */
@@ -65,9 +90,9 @@ export function rateLimited(refused: LimitResult): DomainError {
 /**
  * Token buckets per person: every request counts against its owner, the user, whichever credential
  * carries it (their bearer token or any of their API keys), so that more keys never mean more requests.
- * The general limit on every request; the question limit on POST /query/ and the search limit on
- * POST /query/search too. Every answer says where the caller stands: `RateLimit-Policy:
- * "general";q=120;w=60` and `RateLimit: "general";r=119;t=1`. Past a limit: 429 `rate_limited` with
+ * The general limit on every request, and the limits its route declares (`rate`, see RouteRate).
+ * Every answer says where the caller stands: `RateLimit-Policy: "general";q=120;w=60` and
+ * `RateLimit: "general";r=119;t=1`. Past a limit: 429 `rate_limited` with
  * `Retry-After`. When Redis cannot be reached the request goes through, without those fields (the
  * limiter logs it, at most once a minute).
  */
@@ -76,7 +101,7 @@ export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (!limiter) return next();
   const identity = `user:${c.var.caller.id}`;
   const background = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
-  const policies = policiesOf(c.req.method, c.req.path);
+  const policies = policiesOf(c);
   const results = (await Promise.all(policies.map((policy) => limiter.take(policy, identity, background)))).filter(
     (result): result is LimitResult => result !== null,
   );

@@ -20,6 +20,7 @@ const route = taggedRoutes('Query', { errors: [...collectionErrors, 502] });
 const search = route.post('/query/search', 'Retrieve sources without generating an answer', {
   operationId: 'search',
   access: 'query',
+  rate: 'search',
   description: `The retrieval of \`POST /query/\` (same access rules, same namespace, the collection's
 \`retrieval_strategy\`; several collections at once with \`collection_ids\`), answered as JSON. Hybrid dense+sparse (RRF) when an embedding model is
 configured, else sparse BM25 alone. For search-only clients and retrieval benchmarks.`,
@@ -30,6 +31,7 @@ configured, else sparse BM25 alone. For search-only clients and retrieval benchm
 const ask = route.post('/query', 'Ask a question; the answer streams as Server-Sent Events', {
   operationId: 'ask',
   access: 'query',
+  rate: 'query',
   description: `Everything that can refuse the request is checked before the first byte: 422 for the
 body, 403/404 for the collection (each of \`collection_ids\`, the first refused deciding), 404 for a \`session_id\`
 that is not the caller's own session in it (in one of them).
