@@ -81,9 +81,10 @@ export interface FailureRoute<D, M> {
   handle(deps: D, message: M, ending: Ending): Handled;
 }
 
-export interface QStashWorker<C extends WorkerSettings, D, M> {
+/** `E` is the worker's bindings, as `wrangler types` generates them from its wrangler.toml. */
+export interface QStashWorker<C extends WorkerSettings, D, M, E extends object = object> {
   /** The worker's settings, parsed once per env; a bad one is a DomainError('misconfigured'). */
-  loadConfig(env: object): C;
+  loadConfig(env: E): C;
   signing(config: C): DeliverySettings;
   /**
    * One delivery's dependencies, around a database client of its own, with its logger: the message's
@@ -112,7 +113,7 @@ const FailureCallback = z.object({
 });
 const RetryAnswer = z.object({ final_message: z.string().min(1).max(MAX_FINAL_MESSAGE_CHARS) });
 
-type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C; body: string; log: Logger } };
+type WorkerEnv<C, E extends object> = { Bindings: E; Variables: { config: C; body: string; log: Logger } };
 
 /**
  * A QStash-triggered worker: health without a signature; every POST signed by QStash for this
@@ -122,13 +123,15 @@ type WorkerEnv<C> = { Bindings: Record<string, unknown>; Variables: { config: C;
  * is a 500, which makes QStash retry; its detail names a bad setting, or says the delivery
  * will be retried.
  */
-export function createQStashWorker<C extends WorkerSettings, D, M>(worker: QStashWorker<C, D, M>): Hono<WorkerEnv<C>> {
-  const app = new Hono<WorkerEnv<C>>();
+export function createQStashWorker<C extends WorkerSettings, D, M, E extends object = object>(
+  worker: QStashWorker<C, D, M, E>,
+): Hono<WorkerEnv<C, E>> {
+  const app = new Hono<WorkerEnv<C, E>>();
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('*', verifyDeliveries(worker));
 
   /** The database client is closed after the response, off its critical path. */
-  const withDeps = async (c: Context<WorkerEnv<C>>, run: (deps: D) => Handled) => {
+  const withDeps = async (c: Context<WorkerEnv<C, E>>, run: (deps: D) => Handled) => {
     const sql = connect(c.var.config.HYPERDRIVE.connectionString);
     const started = Date.now();
     try {
@@ -188,9 +191,9 @@ const OVERSIZED = `A QStash delivery holds at most ${MAX_QSTASH_BODY_BYTES / 102
  * 413 with no more than the cap kept. The verified body and the worker's settings are left in
  * `c.var`.
  */
-function verifyDeliveries<C extends WorkerSettings>(
-  worker: Pick<QStashWorker<C, unknown, unknown>, 'loadConfig' | 'signing' | 'name'>,
-): MiddlewareHandler<WorkerEnv<C>> {
+function verifyDeliveries<C extends WorkerSettings, E extends object>(
+  worker: Pick<QStashWorker<C, unknown, unknown, E>, 'loadConfig' | 'signing' | 'name'>,
+): MiddlewareHandler<WorkerEnv<C, E>> {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
     const signature = c.req.header('upstash-signature');
@@ -237,10 +240,10 @@ const DEAD_LETTERS_TIMEOUT_MS = 10_000;
  * dead-letter queue and logs the count (`dead_letters`, a warning when there are any), which an
  * alert can watch. A failed sweep or count is logged; the next cron tries again.
  */
-export function sweepOnSchedule<C extends WorkerSettings, D>(
-  worker: Pick<QStashWorker<C, D, unknown>, 'loadConfig' | 'deps' | 'name'>,
+export function sweepOnSchedule<C extends WorkerSettings, D, E extends object = object>(
+  worker: Pick<QStashWorker<C, D, unknown, E>, 'loadConfig' | 'deps' | 'name'>,
   sweep: (deps: D) => Promise<unknown>,
-): (controller: unknown, env: object, ctx: { waitUntil(work: Promise<unknown>): void }) => void {
+): (controller: unknown, env: E, ctx: { waitUntil(work: Promise<unknown>): void }) => void {
   return (_controller, env, ctx) => {
     const config = worker.loadConfig(env);
     const log = createLogger({ worker: worker.name, request_id: newRequestId() }, { secrets: secretsOf(config) });

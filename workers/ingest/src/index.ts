@@ -45,7 +45,7 @@ const CrawlStepMessage = z.object({ run_id: z.uuid(), step: z.number().int().min
 
 type IngestDeps = PipelineDeps & CrawlDeps & DeliveryDeps & AuditSweepDeps & { sweeps: SweepsDb; sweepAfterMinutes: number };
 
-const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMessage | CrawlMessage> = {
+const worker: QStashWorker<IngestConfig, IngestDeps, IngestMessage | WebhookMessage | CrawlMessage, Env> = {
   loadConfig: loadIngestConfig,
   signing: (config) => ({
     workerUrl: config.INGEST_WORKER_URL,
@@ -143,4 +143,4 @@ export default {
     ...(await syncDueSources(deps)),
     ...(await sweepAuditLog(deps)),
   })),
-};
+} satisfies ExportedHandler<Env>;

@@ -13,7 +13,7 @@ import { type SweepDeps, sweepUnscored } from './sweep.ts';
 
 const Message = z.object({ evaluation_id: z.uuid() }) satisfies z.ZodType<ScoreMessage>;
 
-const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
+const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage, Env> = {
   loadConfig: loadScoringConfig,
   signing: (config) => ({
     workerUrl: config.SCORING_WORKER_URL,
@@ -55,4 +55,4 @@ const worker: QStashWorker<ScoringConfig, SweepDeps, ScoreMessage> = {
 const app = createQStashWorker(worker);
 
 /** QStash delivers the answers to score; the cron picks up those whose scoring was lost (sweep.ts). */
-export default { fetch: app.fetch, scheduled: sweepOnSchedule(worker, sweepUnscored) };
+export default { fetch: app.fetch, scheduled: sweepOnSchedule(worker, sweepUnscored) } satisfies ExportedHandler<Env>;
