@@ -17,7 +17,7 @@ import { documentFolder, namespaceFor, vectorId } from '#core/namespaces.ts';
 import { createAccessService } from '../../src/api/services/access.ts';
 import type { Audit } from '../../src/api/services/audit.ts';
 import { createCollectionService } from '../../src/api/services/collections.ts';
-import { createIngestService } from '../../src/api/services/ingest.ts';
+import { createIngestService } from '../../src/api/services/ingest/index.ts';
 import { createPurge } from '../../src/api/services/purge.ts';
 import type { PipelineDeps } from '../../workers/ingest/src/pipeline/deps.ts';
 import { embedBatch } from '../../workers/ingest/src/pipeline/embed.ts';

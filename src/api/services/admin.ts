@@ -9,7 +9,7 @@ import { countDeadLetters } from '#core/qstash/dead-letters.ts';
 import type { ModelPriceTable } from '../config.ts';
 import type { AdminJobView, AdminOverview, AdminUserView } from '../schemas/admin.ts';
 import type { Audit } from './audit.ts';
-import type { Accepted } from './ingest.ts';
+import type { Accepted } from './ingest/index.ts';
 import { costUsd, usageWindow } from './usage.ts';
 
 /**

@@ -36,7 +36,7 @@ import { createCollectionService } from './collections.ts';
 import type { ServiceDeps } from './deps.ts';
 import { createDocumentService } from './documents.ts';
 import { createEvalService } from './evals.ts';
-import { createIngestService } from './ingest.ts';
+import { createIngestService } from './ingest/index.ts';
 import { createPurge } from './purge.ts';
 import { createSharingService } from './sharing.ts';
 import { createSourceService } from './sources.ts';

@@ -58,7 +58,7 @@ export async function extract(deps: PipelineDeps, job: ReadyJob, fromPage = 1) {
 
   // The owner's daily quota may keep only part of this range; text goes before figures.
   const wanted = range.chunks.length + images.length;
-  // A re-chunk makes nothing new (src/api/services/ingest.ts), so it takes no quota.
+  // A re-chunk makes nothing new (src/api/services/ingest/rechunk.ts), so it takes no quota.
   const granted = job.replaces_document_id
     ? wanted
     : await deps.quota.reserve({ userId: doc.user_id, jobId: job.id, rangeStart: fromPage, wanted, quota: deps.quota.perDay });
