@@ -1,7 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAILY_INGEST_CHUNKS } from '#core/limits.ts';
-import { WEBHOOK_PATH, WEBHOOK_RETRIES } from '#core/messages/webhooks.ts';
+import { WEBHOOK_PATH } from '#core/messages/webhooks.ts';
+import { WEBHOOK_RETRIES } from '#core/webhooks/queue.ts';
 import { type SeenIds, TOLERANCE_SECONDS, verifyWebhook } from '../../client/webhook-verify.ts';
 import { signDelivery } from '../../devstack/qstash/signature.ts';
 import { api, db, type Method, problems, type Schema, signUp, stack, type TestUser } from '../support/client.ts';

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { newWebhookSecret, signatureHeaders, signingKey, standardSignature } from '#core/messages/webhook-signing.ts';
+import { newWebhookSecret, signatureHeaders, signingKey, standardSignature } from '#core/webhooks/signing.ts';
 import { type SeenIds, TOLERANCE_SECONDS, verifyWebhook } from '../../client/webhook-verify.ts';
 
-// The signing half (src/core/messages/webhook-signing.ts) against the README's verifier
+// The signing half (src/core/webhooks/signing.ts) against the README's verifier
 // (client/webhook-verify.ts), in process. Against the real ingest worker: test/api/webhooks.test.ts.
 
 const root = new URL('../../', import.meta.url).pathname;

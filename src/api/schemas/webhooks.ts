@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { WEBHOOK_EVENTS } from '#core/messages/webhooks.ts';
+import { ingestPayload, sourceSyncedPayload, webhookEvent } from '#core/webhooks/payload.ts';
 import { Id, pageQuery, pathParam, plainText, Timestamp, text } from './common.ts';
 
-export const WebhookEventSchema = z.enum(WEBHOOK_EVENTS).openapi('WebhookEvent');
+export const WebhookEventSchema = webhookEvent.openapi('WebhookEvent');
 
 const url = text({ min: 1, max: 2048 }).openapi({
   description:
@@ -49,55 +49,24 @@ export const UpdateWebhookSchema = z
   .refine((body) => Object.keys(body).length > 0, 'Give at least one of url, events, active')
   .openapi('UpdateWebhook');
 
-export const WebhookPayloadSchema = z
-  .object({
-    event: WebhookEventSchema,
-    job_id: Id,
-    collection_id: Id.nullable().openapi({ description: 'Null for the personal namespace' }),
-    document_id: Id.nullable().openapi({ description: 'Null when a failed or cancelled job’s document is gone' }),
-    source: z.string().openapi({ description: 'File name or URL' }),
-    chunks_total: z.number().int(),
-    error_message: z.string().nullable(),
-    occurred_at: Timestamp,
-  })
-  .openapi('WebhookPayload', {
-    description:
-      'The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers, in the Standard Webhooks style: ' +
-      '`webhook-id` (the delivery id, the same on every retry), `webhook-timestamp` (the attempt’s Unix seconds) and ' +
-      '`webhook-signature` (`v1,` and the base64 HMAC-SHA-256 of `<webhook-id>.<webhook-timestamp>.<raw body>` under ' +
-      'the bytes the secret encodes). Refuse a timestamp more than 5 minutes off and accept each `webhook-id` once: ' +
-      'then a captured delivery cannot be replayed. Also `X-Service-Event`, and, as the interface contract has them, ' +
-      '`X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the body alone under the secret’s text: it does ' +
-      'not change between sends, so it cannot tell a replay) and `X-Service-Delivery` (`webhook-id` again, unsigned).',
-  });
+// The payloads are core's (src/core/webhooks/payload.ts); here they get their names and the delivery's headers.
+// An ingest event is listed as any WebhookEvent, as it always was in this description.
+export const WebhookPayloadSchema = ingestPayload.extend({ event: WebhookEventSchema }).openapi('WebhookPayload', {
+  description:
+    'The JSON body POSTed to a receiver when one of its user’s jobs ends. Headers, in the Standard Webhooks style: ' +
+    '`webhook-id` (the delivery id, the same on every retry), `webhook-timestamp` (the attempt’s Unix seconds) and ' +
+    '`webhook-signature` (`v1,` and the base64 HMAC-SHA-256 of `<webhook-id>.<webhook-timestamp>.<raw body>` under ' +
+    'the bytes the secret encodes). Refuse a timestamp more than 5 minutes off and accept each `webhook-id` once: ' +
+    'then a captured delivery cannot be replayed. Also `X-Service-Event`, and, as the interface contract has them, ' +
+    '`X-Service-Signature` (`sha256=` and the hex HMAC-SHA-256 of the body alone under the secret’s text: it does ' +
+    'not change between sends, so it cannot tell a replay) and `X-Service-Delivery` (`webhook-id` again, unsigned).',
+});
 
-export const SourceSyncedPayloadSchema = z
-  .object({
-    event: z.literal('source.synced'),
-    run_id: Id.openapi({ description: 'The sync (`GET /sources/{id}/runs`); a delivery lists it as its `job_id`' }),
-    source_id: Id,
-    collection_id: Id.nullable().openapi({ description: 'Null for the personal namespace' }),
-    source: z.string().openapi({ description: 'The source’s URL' }),
-    status: z.enum(['succeeded', 'partial', 'failed', 'cancelled']),
-    message: z.string().nullable(),
-    counts: z.object({
-      found: z.number().int(),
-      fetched: z.number().int(),
-      added: z.number().int(),
-      changed: z.number().int(),
-      unchanged: z.number().int(),
-      failed: z.number().int(),
-      skipped: z.number().int(),
-      gone: z.number().int(),
-      removed: z.number().int(),
-    }),
-    occurred_at: Timestamp,
-  })
-  .openapi('SourceSyncedPayload', {
-    description:
-      'The JSON body POSTed when a sync of one of its user’s sources ends (`source.synced`), with the same headers and ' +
-      'signatures as `WebhookPayload`. `counts` are the run’s (see `WebSourceRun`).',
-  });
+export const SourceSyncedPayloadSchema = sourceSyncedPayload.openapi('SourceSyncedPayload', {
+  description:
+    'The JSON body POSTed when a sync of one of its user’s sources ends (`source.synced`), with the same headers and ' +
+    'signatures as `WebhookPayload`. `counts` are the run’s (see `WebSourceRun`).',
+});
 
 const AttemptSchema = z.object({
   attempt: z.number().int(),

@@ -3,9 +3,9 @@ import { isUuid } from '#core/db/client.ts';
 import type { DeliveryRepo, DeliveryRow } from '#core/db/webhook-deliveries.ts';
 import type { WebhookRepo, WebhookRow } from '#core/db/webhooks.ts';
 import { conflict, invalid, notFound } from '#core/errors.ts';
-import { newWebhookSecret } from '#core/messages/webhook-signing.ts';
-import type { WebhookEvent } from '#core/messages/webhooks.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
+import type { WebhookEvent } from '#core/webhooks/payload.ts';
+import { newWebhookSecret } from '#core/webhooks/signing.ts';
 import type { AccessService } from './access.ts';
 import { type Audit, changes, receiverOrigin } from './audit.ts';
 

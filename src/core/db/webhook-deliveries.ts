@@ -1,4 +1,4 @@
-import type { WebhookEvent } from '../messages/webhooks.ts';
+import type { WebhookEvent } from '../webhooks/payload.ts';
 import type { Sql } from './client.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
@@ -32,7 +32,8 @@ export interface DeliveryRow {
 /** What the delivering worker needs: the fixed body and where, and with what, to send it. */
 export interface DeliveryTarget {
   id: string;
-  event: string;
+  event: WebhookEvent;
+  /** The JSON of a WebhookPayload (src/core/webhooks/payload.ts), fixed when the job or sync ended. */
   payload: string;
   status: DeliveryStatus;
   attempts: number;

@@ -1,4 +1,4 @@
-import type { WebhookEvent } from '../messages/webhooks.ts';
+import type { WebhookEvent } from '../webhooks/payload.ts';
 import type { Sql } from './client.ts';
 
 /** A registration as its owner sees it; the secret is shown once, at creation. */

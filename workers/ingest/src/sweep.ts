@@ -1,8 +1,8 @@
 import type { AuditRepo } from '#core/db/audit-log.ts';
 import type { SweepsDb } from '#core/db/sweeps.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
-import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { namespaceFor } from '#core/namespaces.ts';
+import { queueDeliveries } from '#core/webhooks/queue.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import { failJob, removeDocument } from './pipeline/finish.ts';
 import { JOB_MESSAGES } from './pipeline/job-messages.ts';

@@ -12,7 +12,7 @@ import { quotaRefusal, secondsUntilQuotaResets } from '#core/ingest-quota.ts';
 import type { Logger } from '#core/log.ts';
 import { stepMessage } from '#core/messages/ingest.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
-import { queueDeliveries } from '#core/messages/webhooks.ts';
+import { queueDeliveries } from '#core/webhooks/queue.ts';
 import { DEFAULT_CONFIG } from '#retrieval/config.ts';
 import type { DocumentMetadata } from '#retrieval/document-facets.ts';
 import type { AccessService } from '../access.ts';

@@ -1,8 +1,8 @@
 import type { DocumentRow } from '#core/db/documents.ts';
 import type { PipelineJob } from '#core/db/ingest-pipeline.ts';
 import type { EndStatus } from '#core/db/job-endings.ts';
-import { queueDeliveries } from '#core/messages/webhooks.ts';
 import { documentFolder, namespaceFor } from '#core/namespaces.ts';
+import { queueDeliveries } from '#core/webhooks/queue.ts';
 import type { PipelineDeps } from './deps.ts';
 import { storableMessage } from './job-messages.ts';
 

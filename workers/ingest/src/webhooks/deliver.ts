@@ -1,6 +1,7 @@
 import type { DeliveryRepo } from '#core/db/webhook-deliveries.ts';
-import { nextRetryDelaySeconds, WEBHOOK_RETRIES, type WebhookMessage } from '#core/messages/webhooks.ts';
+import type { WebhookMessage } from '#core/messages/webhooks.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
+import { nextRetryDelaySeconds, WEBHOOK_RETRIES } from '#core/webhooks/queue.ts';
 import { sendToReceiver } from './send.ts';
 
 export interface DeliveryDeps {

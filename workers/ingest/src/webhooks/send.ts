@@ -1,9 +1,10 @@
-import { signatureHeaders } from '#core/messages/webhook-signing.ts';
 import { DnsError } from '#core/urls/dns.ts';
 import type { UrlVerdict } from '#core/urls/url-policy.ts';
+import type { WebhookPayload } from '#core/webhooks/payload.ts';
+import { signatureHeaders } from '#core/webhooks/signing.ts';
 
 /**
- * Headers besides the signature's (src/core/messages/webhook-signing.ts). The delivery header repeats
+ * Headers besides the signature's (src/core/webhooks/signing.ts). The delivery header repeats
  * `webhook-id` for receivers written before it; only `webhook-id` is signed.
  */
 export const DELIVERY_HEADER = 'X-Service-Delivery';
@@ -28,7 +29,14 @@ export interface Sent {
  * WEBHOOK_TRUSTED_ORIGINS), and a redirect is an answer, not a hop to follow.
  */
 export async function sendToReceiver(
-  target: { url: string; secret: string; payload: string; event: string; deliveryId: string },
+  target: {
+    url: string;
+    secret: string;
+    /** The payload's JSON, as the SQL that ended the job or sync fixed it (src/core/webhooks/payload.ts is its schema). */
+    payload: string;
+    event: WebhookPayload['event'];
+    deliveryId: string;
+  },
   checkUrl: (url: string) => Promise<UrlVerdict>,
 ): Promise<Sent> {
   let verdict: UrlVerdict;
