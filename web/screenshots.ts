@@ -24,9 +24,9 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import postgres from 'postgres';
 import { createJobRepo } from '#core/db/jobs.ts';
+import { grantAdmin, signIn, signUpUser } from '../devstack/harness/auth-client.ts';
+import { launchChromium } from '../devstack/harness/browser.ts';
 import { startLocalDeployment } from '../devstack/local/deployment.ts';
-import { grantAdmin, signIn, signUpUser } from '../test/support/auth-client.ts';
-import { launchChromium } from '../test/support/browser.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, 'docs/screenshots');

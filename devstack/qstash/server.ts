@@ -23,7 +23,7 @@ export interface QStashOptions {
   /**
    * Deliveries under way at once, across destinations; default DEVSTACK_QSTASH_PARALLELISM, else 24.
    * QStash itself has no such limit for a plain publish; this keeps a two-core machine busy
-   * (24 ingested about 10 % more small documents a second than 8 in bench/load.ts) without
+   * (24 ingested about 10 % more small documents a second than 8 in bench/load/load.ts) without
    * burying one workerd in requests.
    */
   maxInFlight?: number;

@@ -82,7 +82,7 @@ export const DAILY_INGEST_CHUNKS = 100_000;
 /**
  * Ingest steps of one user's documents under way at once (QStash flow control, one key per user):
  * a user who uploads many large files at once waits for their own, and everyone else's small
- * upload goes straight through (bench/tenant-fairness.ts). Every step is mostly waiting on the
+ * upload goes straight through (bench/hostile/tenant-fairness.ts). Every step is mostly waiting on the
  * database, the embedding model and the vector index, so four keep one user's documents moving.
  */
 export const INGEST_PARALLELISM_PER_USER = 4;

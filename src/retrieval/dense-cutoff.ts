@@ -7,7 +7,7 @@ import { DEFAULT_SCORE_THRESHOLD } from './strategies.ts';
  *
  * Measured with the model card's instruction before the question, on the first 100 SciFact training claims
  * against their judged abstract and an unrelated one, scores as Upstash reports them
- * (`npx tsx bench/embedding-scores.ts --model <name>`):
+ * (`npx tsx bench/retrieval/embedding-scores.ts --model <name>`):
  *
  * | model | relevant p10 / p50 | unrelated p50 / p90 / max |
  * |---|---|---|

@@ -4,7 +4,7 @@ import { runExample } from '../../client/example.ts';
 import { ask, createRagClient, type QueryEvent, type RagClient } from '../../client/index.ts';
 import { signUp, stack, type TestUser } from '../support/client.ts';
 
-/** The password test/support/auth-client.ts signs every test user up with. */
+/** The password devstack/harness/auth-client.ts signs every test user up with. */
 const PASSWORD = 'correct horse battery';
 
 let user: TestUser;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generatePdf } from '../../bench/pdf-generator.ts';
+import { generatePdf } from '../../bench/ingest/pdf-generator.ts';
 import { api, db, fileForm, problems, type Query, type Schema, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Cast, castUsers, castWithCollection } from '../support/fixtures.ts';

@@ -292,7 +292,7 @@ describe.skipIf(skipRealPostgres)('the postgres fault, on either engine', () => 
   }
 
   // It starts a PGlite of its own (WebAssembly, the migrations): slow while the browser tests share the cores.
-  // PGLITE_FAULT_REPEATS runs it again that many times: bench/pglite-fault-loop.sh, the evidence that it
+  // PGLITE_FAULT_REPEATS runs it again that many times: bench/faults/pglite-fault-loop.sh, the evidence that it
   // does not fail by chance under load.
   const repeats = Number(process.env.PGLITE_FAULT_REPEATS ?? 0);
   it('on PGlite, whose thread listens for each client itself', { timeout: 90_000, repeats }, async () => {

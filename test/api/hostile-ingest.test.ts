@@ -4,7 +4,7 @@ import { HOSTILE_FILES } from '../support/hostile-files.ts';
 import { ingestFile, upload, waitForJob } from '../support/ingest.ts';
 
 /**
- * A few of the hostile files (test/support/hostile-files.ts) uploaded and ingested by the real
+ * A few of the hostile files (devstack/harness/hostile-files.ts) uploaded and ingested by the real
  * workers, to see their jobs end as the parse step says they should: the rest are run through
  * the parse step alone, in test/unit/hostile-files.test.ts.
  */

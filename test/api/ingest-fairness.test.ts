@@ -10,7 +10,7 @@ import { ingestFile, vectorIndex } from '../support/ingest.ts';
 /**
  * Fairness between users, through the real workers and the devstack: each user's ingest steps run under
  * their own QStash flow-control key, and a document that repeats itself is embedded once per distinct
- * text. bench/tenant-fairness.ts measures what this buys another user while one uploads a hostile set.
+ * text. bench/hostile/tenant-fairness.ts measures what this buys another user while one uploads a hostile set.
  */
 
 /** What the devstack's model server embedded so far of texts containing `marker` (devstack/models/embedded-texts.ts). */

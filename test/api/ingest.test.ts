@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generatePdf } from '../../bench/pdf-generator.ts';
+import { generatePdf } from '../../bench/ingest/pdf-generator.ts';
 import { api, db, stack } from '../support/client.ts';
 import { DOCS_DIR, fixture } from '../support/documents.ts';
 import { type Cast, castWithCollection } from '../support/fixtures.ts';

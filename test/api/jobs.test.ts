@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createJobRepo } from '#core/db/jobs.ts';
-import { generatePdf } from '../../bench/pdf-generator.ts';
+import { generatePdf } from '../../bench/ingest/pdf-generator.ts';
 import { api, db, problems, type Query, signUp, stack, type TestUser } from '../support/client.ts';
 import { fixture } from '../support/documents.ts';
 import { type Cast, castWithCollection, collectionWithLink } from '../support/fixtures.ts';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, type JWTPayload, SignJWT } from 'jose';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { type CallOptions, callApi, type ErrorBody, type Method } from './api-call.ts';
-import { grantAdmin, signIn, signUpUser } from './auth-client.ts';
+import { type CallOptions, callApi, type ErrorBody, type Method } from '../../devstack/harness/api-call.ts';
+import { grantAdmin, signIn, signUpUser } from '../../devstack/harness/auth-client.ts';
 
 export const stack = inject('stack');
 export const skipRealPostgres = stack.engine === 'skipped';
@@ -16,7 +16,7 @@ export {
   type Query,
   type ResponseBody,
   type Schema,
-} from './api-call.ts';
+} from '../../devstack/harness/api-call.ts';
 
 /** Calls the API worker over HTTP, as any client would; the body is typed by `method` and `path` (see api-call.ts). */
 export function api<M extends Method, P extends string>(method: M, path: P, options: CallOptions = {}) {

@@ -1,9 +1,9 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import type { TestProject } from 'vitest/node';
+import { createTestDatabase } from '../../devstack/harness/real-postgres.ts';
 import { fastRetries, startLocalDeployment, UNLIMITED_RATES } from '../../devstack/local/deployment.ts';
 import { freePort } from '../../devstack/ports.ts';
 import { startPageServer } from './page-server.ts';
-import { createTestDatabase } from './real-postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -43,7 +43,7 @@ declare module 'vitest' {
       sourcesReceiverUrl: string;
       /**
        * Origins on loopback trusted for URL ingestion where nothing listens until a test serves a site there
-       * (test/support/site-server.ts): two, so that a crawl can be let onto a second origin or kept off it.
+       * (devstack/harness/site-server.ts): two, so that a crawl can be let onto a second origin or kept off it.
        * One test file at a time uses them (sources.test.ts).
        */
       siteUrls: [string, string];

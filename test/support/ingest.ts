@@ -4,7 +4,7 @@ import { Index } from '@upstash/vector';
 import { expect } from 'vitest';
 import { createJobRepo } from '#core/db/jobs.ts';
 import type { FaultyService } from '../../devstack/faults.ts';
-import { fileForm } from './api-call.ts';
+import { fileForm } from '../../devstack/harness/api-call.ts';
 import { api, db, type Schema, stack } from './client.ts';
 import { fixture } from './documents.ts';
 

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { chromiumAvailable, launchChromium, signInAt, watchCspViolations } from './browser.ts';
+import { chromiumAvailable, launchChromium, signInAt, watchCspViolations } from '../../devstack/harness/browser.ts';
 import { stack, type TestUser } from './client.ts';
 
-// What the browser tests of the web app share. Apart from test/support/browser.ts, which
+// What the browser tests of the web app share. Apart from devstack/harness/browser.ts, which
 // web/screenshots.ts imports outside vitest, since these need the test stack.
 
 /** What each page newPage() made reports, until takeCspViolations() collects it. */

@@ -228,7 +228,7 @@ describe('guardedFetch', () => {
     expect(streamedBytes).toBeLessThan(20 * 1024 * 1024);
   });
 
-  // How much memory each takes is test/unit/hostile-files.test.ts's (bench/hostile-url-probe.ts).
+  // How much memory each takes is test/unit/hostile-files.test.ts's (bench/hostile/url-probe.ts).
   it('reads a body without a length, or compressed, whole and exact', async () => {
     for (const path of ['/chunked', '/gzipped']) {
       const page = await guardedFetch(`${siteOrigin}${path}`, options({ maxBytes: 4 * 1024 * 1024 }));

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DocType } from '#core/documents/detect-type.ts';
-import type { ProbeReady, ProbeResult } from '../../bench/hostile-probe.ts';
-import type { UrlProbeResult } from '../../bench/hostile-url-probe.ts';
+import type { ProbeReady, ProbeResult } from '../../bench/hostile/probe.ts';
+import type { UrlProbeResult } from '../../bench/hostile/url-probe.ts';
 import { DEFAULT_DOCUMENT_BUDGET, type DocumentBudget, readRange } from '../../workers/ingest/src/pipeline/read-range.ts';
 import { HOSTILE_FILES, manyPagesPdf, type RunOutcome, runSteps } from '../support/hostile-files.ts';
 
@@ -15,7 +15,7 @@ import { HOSTILE_FILES, manyPagesPdf, type RunOutcome, runSteps } from '../suppo
  * Every hostile file through the parse step the worker runs (readRange: parse within the
  * document's budget, then chunk), range after range for a PDF. Each must end as its job would:
  * `failed` or `partial` with a plain message, or `succeeded`, and never with more chunks than
- * the budget. How long each takes is bench/hostile-files.ts's to measure; here the suite's own
+ * the budget. How long each takes is bench/hostile/hostile-files.ts's to measure; here the suite's own
  * timeout is the bound, as the unfixed code took from seconds to hours on these.
  */
 
@@ -89,7 +89,7 @@ const EXPECTED: Record<string, { status: RunOutcome['status']; message?: RegExp;
     status: 'failed',
     message: /^The PDF could not be read: its content expands past 48 MB when decompressed$/,
   },
-  // The cap lowered from 2,000 pages so the suite reads 3 ranges rather than 20; bench/hostile-files.ts runs the default.
+  // The cap lowered from 2,000 pages so the suite reads 3 ranges rather than 20; bench/hostile/hostile-files.ts runs the default.
   'pdf-20000-pages': {
     status: 'partial',
     message: /^Only the first 300 of the PDF's 20000 pages were read$/,
@@ -175,7 +175,7 @@ describe('the document budget', () => {
 
 /**
  * Memory, measured as the bench measures it: each file through the parse step in a fresh Node
- * process (bench/hostile-probe.ts), images handed over as the worker stores them, and the
+ * process (bench/hostile/probe.ts), images handed over as the worker stores them, and the
  * kernel's peak resident set above the process's own once the parsers are loaded. In-process
  * sampling misses peaks inside synchronous code, and this worker's heap already holds earlier
  * tests. Each of these took 150 to 460 MB before the parse step was bounded.
@@ -193,7 +193,7 @@ describe('peak memory of the parse step, in a fresh process', () => {
     writeFileSync(path, file.bytes());
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'bench/hostile-probe.ts', '--file', path, '--type', file.type],
+      ['--import', 'tsx', 'bench/hostile/probe.ts', '--file', path, '--type', file.type],
       { cwd: REPO, maxBuffer: 1024 * 1024 },
     );
     const [ready, result] = stdout
@@ -230,7 +230,7 @@ describe('peak memory of the parse step, in a fresh process', () => {
     const read = async (...flags: string[]) => {
       const { stdout } = await run(
         process.execPath,
-        ['--expose-gc', '--import', 'tsx', 'bench/hostile-url-probe.ts', '--mb', '40', ...flags],
+        ['--expose-gc', '--import', 'tsx', 'bench/hostile/url-probe.ts', '--mb', '40', ...flags],
         { cwd: REPO },
       );
       return JSON.parse(stdout.trim().split('\n').pop()!) as UrlProbeResult;

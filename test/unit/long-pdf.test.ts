@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePdf } from '../../workers/ingest/src/parsers/pdf.ts';
 import { longPdf } from '../support/long-pdf.ts';
 
-// bench/citation-open.ts aims a question at page 73 of this document: ingestion must read its pages as drawn.
+// bench/web/citation-open.ts aims a question at page 73 of this document: ingestion must read its pages as drawn.
 describe('the long test PDF', () => {
   it('parses into 100 pages, each under its chapter heading, with the planted fact on its page', async () => {
     const pdf = longPdf();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { documentRanking, ndcgAtK, parseQrels, recallAtK } from '../../bench/retrieval-metrics.ts';
-import { percentile } from '../../bench/stats.ts';
+import { percentile } from '../../bench/harness/stats.ts';
+import { documentRanking, ndcgAtK, parseQrels, recallAtK } from '../../bench/retrieval/metrics.ts';
 
 const judged = (entries: Record<string, number>) => new Map(Object.entries(entries));
 

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildAnswerPrompt } from '#retrieval/answer-prompt.ts';
-import { overlap, startDbProxy, startModelProxy } from '../../bench/timing-proxies.ts';
+import { overlap, startDbProxy, startModelProxy } from '../../bench/harness/timing-proxies.ts';
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
