@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ParseError } from '#core/documents/parse-error.ts';
 import { DnsError } from '#core/urls/dns.ts';
 import { FetchFailed, FetchRefused } from '../../workers/ingest/src/guarded-fetch.ts';
+import { ParseError } from '../../workers/ingest/src/parsers/parse-error.ts';
 import { failureDetail, JOB_MESSAGES, sortFailure, storableMessage } from '../../workers/ingest/src/pipeline/job-messages.ts';
 
 const first = { retried: 0, final: false };

@@ -85,17 +85,6 @@ const CONSUMERS = ['src/api', 'src/retrieval', 'workers/ingest', 'workers/scorin
 /** Core modules that may have one consumer: SQL belongs to the data layer, contracts to both sides. */
 const ONE_CONSUMER_ALLOWED = /^src\/core\/(db|contracts)\//;
 
-/**
- * Left with one consumer by issue 26's ZIP split: since type detection reads a ZIP's head on its own
- * (documents/zip-head.ts), the whole-archive reader and what only it uses serve the ingest worker's
- * parsers alone, and belong beside them. Their move is not done yet; the list may only shrink.
- */
-const ONE_CONSUMER_PENDING_MOVE: readonly string[] = [
-  'src/core/crc32.ts',
-  'src/core/documents/parse-error.ts',
-  'src/core/documents/zip.ts',
-];
-
 function coreConsumers(): Map<string, Set<string>> {
   const importers = new Map<string, Set<string>>();
   for (const file of ['src', 'workers', 'devstack', 'deploy', 'web', 'client', 'bench', 'test'].flatMap(sourceFiles)) {
@@ -183,7 +172,6 @@ describe('layout', () => {
   it('a core module has at least two consumers, unless it is SQL (db/) or a contract (contracts/)', () => {
     const single = [...coreConsumers()]
       .filter(([module, consumers]) => consumers.size < 2 && !ONE_CONSUMER_ALLOWED.test(module))
-      .filter(([module]) => !ONE_CONSUMER_PENDING_MOVE.includes(module))
       .map(([module, consumers]) => `${module}: ${[...consumers].join(', ') || 'no consumer'}`);
     expect(single).toEqual([]);
   });

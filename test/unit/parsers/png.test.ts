@@ -1,6 +1,6 @@
 import { unzlibSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { crc32 } from '#core/crc32.ts';
+import { crc32 } from '../../../workers/ingest/src/parsers/crc32.ts';
 import { encodePng, type PngChannels } from '../../../workers/ingest/src/parsers/png.ts';
 import { seededBytes } from '../../support/seeded-random.ts';
 

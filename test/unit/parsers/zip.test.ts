@@ -1,9 +1,9 @@
 import { deflateRawSync, inflateRawSync, constants as zlib } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { crc32 } from '#core/crc32.ts';
-import { openZip } from '#core/documents/zip.ts';
+import { crc32 } from '../../../workers/ingest/src/parsers/crc32.ts';
 import { ParseError } from '../../../workers/ingest/src/parsers/types.ts';
+import { openZip } from '../../../workers/ingest/src/parsers/zip.ts';
 import { type RawEntry, rawZip } from '../../support/ooxml-files.ts';
 
 const SEGMENT = 64 * 1024 * 1024;

@@ -1,11 +1,11 @@
 import { packageOfMimetype } from '#core/documents/detect-type.ts';
-import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { ParseBudget } from './budget.ts';
 import { properties } from './document-properties.ts';
 import { decodeHtml, htmlDocumentBlocks, MAX_HTML_BYTES } from './html.ts';
 import { resolvePart } from './ooxml.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { child, children, decodeXmlBytes, parseXml, textContent, type XmlElement } from './xml.ts';
+import { openZip, type ZipArchive } from './zip.ts';
 
 /**
  * EPUB → its chapters in reading order: META-INF/container.xml names the package document (OPF),

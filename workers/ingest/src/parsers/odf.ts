@@ -1,5 +1,4 @@
 import { packageOfMimetype } from '#core/documents/detect-type.ts';
-import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { ParseBudget } from './budget.ts';
 import { type DocumentProperties, properties } from './document-properties.ts';
 import { ImageCollector, type OoxmlText } from './ooxml.ts';
@@ -7,6 +6,7 @@ import { gridBlocks, SheetRows } from './table-rows.ts';
 import { type Block, DEFAULT_PARSE_LIMITS, ParseError, type ParseLimits } from './types.ts';
 import { decodeXmlPieces, forEachElement, type XmlElement, type XmlText } from './xml.ts';
 import { SKIP, scan } from './xml-scan.ts';
+import { openZip, type ZipArchive } from './zip.ts';
 
 /**
  * OpenDocument (ODT, ODS, ODP) → the blocks their Office counterparts give: a text's headings (by

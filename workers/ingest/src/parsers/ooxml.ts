@@ -1,12 +1,12 @@
 import { indexOfBytes } from '#core/bytes.ts';
 import { isCompoundFile, MAIN_CONTENT_TYPES, type OoxmlType } from '#core/documents/detect-type.ts';
-import { openZip, type ZipArchive } from '#core/documents/zip.ts';
 import { MAX_PACKAGE_INFLATED_BYTES } from '#core/limits.ts';
 import { ParseBudget } from './budget.ts';
 import type { DocumentProperties } from './document-properties.ts';
 import { jpegToPng } from './jpeg.ts';
 import { type Block, type ExtractedImage, type ParsedDocument, ParseError, type ParseLimits } from './types.ts';
 import { children, decodeXmlBytes, decodeXmlPieces, parseXml, type XmlElement, type XmlText } from './xml.ts';
+import { openZip, type ZipArchive } from './zip.ts';
 
 /** What DOCX, PPTX and XLSX share: the package (ZIP, content types, relationships) and its images. */
 

@@ -1,5 +1,5 @@
 import type { PDFPageProxy } from 'unpdf/pdfjs';
-import { crc32 } from '#core/crc32.ts';
+import { crc32 } from './crc32.ts';
 import { type Matrix, multiply, type Pdfjs } from './pdf-support.ts';
 import { encodePng, type PngChannels } from './png.ts';
 import type { ExtractedImage, ParseLimits } from './types.ts';

@@ -1,5 +1,5 @@
 import { zlibSync } from 'fflate';
-import { crc32 } from '#core/crc32.ts';
+import { crc32 } from './crc32.ts';
 
 /** Raw 8-bit pixels, row-major, `channels` bytes per pixel: gray, gray+alpha, RGB or RGBA. */
 export type PngChannels = 1 | 2 | 3 | 4;

@@ -70,7 +70,7 @@ export interface ParsedDocument {
 }
 
 // Thrown by the ZIP reader in core too, so it lives there.
-export { ParseError, type ParseFailure } from '#core/documents/parse-error.ts';
+export { ParseError, type ParseFailure } from './parse-error.ts';
 
 /** Limits every parser honours, so one bad file cannot exhaust a 128 MB worker or hold it for minutes. */
 export interface ParseLimits {

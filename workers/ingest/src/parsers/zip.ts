@@ -1,7 +1,4 @@
 import { Inflate } from 'fflate';
-import { crc32 } from '../crc32.ts';
-import { MAX_PACKAGE_INFLATED_BYTES } from '../limits.ts';
-import { ParseError } from './parse-error.ts';
 import {
   centralRecords,
   type Entry,
@@ -11,7 +8,10 @@ import {
   localHeader,
   utf8,
   ZIP64_LOCATOR,
-} from './zip-format.ts';
+} from '#core/documents/zip-format.ts';
+import { MAX_PACKAGE_INFLATED_BYTES } from '#core/limits.ts';
+import { crc32 } from './crc32.ts';
+import { ParseError } from './parse-error.ts';
 
 /**
  * Reads a ZIP (the container of DOCX/PPTX/XLSX) without trusting it. The central
